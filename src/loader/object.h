@@ -1,0 +1,64 @@
+// knod loader: an eBPF ELF object (clang -target bpf) opened without a kernel.
+// Uses libbpf's ELF/BTF parsing; legacy SEC("maps") is parsed here (libbpf 1.x refuses it).
+// Source: libbpf docs (program sections), kernel Documentation/bpf/llvm_reloc.rst.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isa/insn.h"
+#include "maps/map.h"
+
+struct btf;
+
+namespace knod::loader {
+
+/// A program of the object, linked: its own text followed by every subprogram it reaches
+/// (bpf-to-bpf calls and callbacks re-targeted to the copies, as libbpf does). Map
+/// references are ld_imm64 with src_reg BPF_PSEUDO_MAP_IDX (imm = index into Object::maps)
+/// or BPF_PSEUDO_MAP_IDX_VALUE (imm = index, next imm = byte offset into the value).
+/// Helper calls keep their helper id in imm.
+struct ProgramSpec {
+  std::string name;      ///< function name (bpftool prog name)
+  std::string section;   ///< ELF section, e.g. "xdp", "xdp/foo", "classifier"
+  uint32_t prog_type = 0;  ///< enum bpf_prog_type guessed from the section as libbpf does
+  InsnVec insns;
+};
+
+/// A map of the object with its resolved definition.
+struct MapSpec {
+  std::string name;
+  maps::MapDef def;
+  std::vector<uint8_t> init;  ///< initial value bytes for .data/.rodata/.bss (else empty)
+  bool legacy = false;        ///< from SEC("maps") struct bpf_map_def
+  uint32_t btf_key_type_id = 0, btf_value_type_id = 0;
+};
+
+struct LoadOptions {
+  uint32_t ncpus = 0;            ///< per-CPU slots; 0 = std::thread::hardware_concurrency()
+  /// max_entries for maps declared with 0 (libbpf skeletons size them at load time). 0 = the
+  /// skeleton convention: ncpus for PERF_EVENT_ARRAY and per-CPU-style maps, else error.
+  uint32_t default_max_entries = 0;
+};
+
+/// An opened object: programs, map specs and live maps (created and initialised).
+struct Object {
+  std::string path;
+  std::string license;
+  std::vector<ProgramSpec> programs;
+  std::vector<MapSpec> map_specs;
+  std::vector<maps::MapPtr> maps;       ///< same order as map_specs
+  std::shared_ptr<struct btf> btf;      ///< may be null (no .BTF section)
+
+  const ProgramSpec* find_program(const std::string& name_or_section) const;
+  int find_map(const std::string& name) const;  ///< index or -1
+};
+
+/// Opens and links `path`. Throws knod::Error naming the problem: unreadable or non-ELF file,
+/// wrong machine (not EM_BPF), missing section, unknown helper id or kfunc (named), bad
+/// relocation, unsupported map type.
+Object load_object(const std::string& path, const LoadOptions& opts = {});
+
+}  // namespace knod::loader

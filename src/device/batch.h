@@ -1,0 +1,44 @@
+// The batch ABI shared by every device (cpu, cuda, amdgpu): a structure of arrays a GPU can
+// take as is. Packet i lives in slot i: frames + i * stride, XDP_PACKET_HEADROOM (256 B)
+// of headroom before the data, tailroom after (kernel bpf_prog_test_run_xdp layout).
+#pragma once
+
+#include <cstdint>
+
+namespace knod::device {
+
+/// Where a redirected packet goes (bpf_redirect / bpf_redirect_map), recorded per packet.
+enum class RedirectKind : uint8_t { kNone = 0, kIfindex, kCpu, kXsk, kBroadcast };
+
+/// Encodes a redirect target: kind in bits 56-63, flags (BPF_F_*) in 32-55, value in 0-31.
+inline uint64_t redirect_encode(RedirectKind k, uint32_t value, uint32_t flags = 0) {
+  return (uint64_t(k) << 56) | (uint64_t(flags & 0xffffff) << 32) | value;
+}
+inline RedirectKind redirect_kind(uint64_t r) { return RedirectKind(r >> 56); }
+inline uint32_t redirect_value(uint64_t r) { return uint32_t(r); }
+inline uint32_t redirect_flags(uint64_t r) { return uint32_t(r >> 32) & 0xffffff; }
+
+/// A batch of packets. All arrays have `count` entries; the caller owns the memory.
+/// In: frames, data_off (= headroom), data_len, ingress_ifindex, rx_queue_index.
+/// Out: data_off/data_len (after adjust_head/tail), meta_len, verdict, redirect, fault.
+struct Batch {
+  uint32_t count = 0;        ///< packets
+  uint32_t stride = 0;       ///< bytes per slot (frame size, e.g. 4096)
+  uint8_t* frames = nullptr; ///< count * stride bytes
+  uint32_t* data_off = nullptr;   ///< bytes from slot start to the packet data
+  uint32_t* data_len = nullptr;   ///< packet bytes
+  uint32_t* meta_len = nullptr;   ///< metadata bytes just before data (bpf_xdp_adjust_meta)
+  uint32_t* ingress_ifindex = nullptr;
+  uint32_t* rx_queue_index = nullptr;
+  uint32_t* verdict = nullptr;    ///< enum xdp_action (XDP_ABORTED..XDP_REDIRECT)
+  uint64_t* redirect = nullptr;   ///< redirect_encode(...) for XDP_REDIRECT, else 0
+  uint8_t* fault = nullptr;       ///< vm::Fault that aborted the packet, else 0
+};
+
+constexpr uint32_t kXdpHeadroom = 256;  ///< XDP_PACKET_HEADROOM
+constexpr uint32_t kFrameSize = 4096;   ///< PAGE_SIZE frame used by test_run
+/// SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) on x86-64: the tailroom test_run keeps.
+constexpr uint32_t kTailroom = 320;
+constexpr uint32_t kMaxPacket = kFrameSize - kXdpHeadroom - kTailroom;  ///< 3520 B
+
+}  // namespace knod::device

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,10 +22,12 @@ namespace knod::loader {
 /// or BPF_PSEUDO_MAP_IDX_VALUE (imm = index, next imm = byte offset into the value).
 /// Helper calls keep their helper id in imm.
 struct ProgramSpec {
-  std::string name;      ///< function name (bpftool prog name)
-  std::string section;   ///< ELF section, e.g. "xdp", "xdp/foo", "classifier"
+  std::string name;        ///< function name (bpftool prog name)
+  std::string section;     ///< ELF section, e.g. "xdp", "xdp/foo", "classifier"
   uint32_t prog_type = 0;  ///< enum bpf_prog_type guessed from the section as libbpf does
   InsnVec insns;
+  uint32_t expected_attach_type = 0;  ///< enum bpf_attach_type from the section (libbpf)
+  uint32_t prog_flags = 0;            ///< BPF_F_XDP_HAS_FRAGS for "xdp.frags*" sections
 };
 
 /// A map of the object with its resolved definition.
@@ -34,13 +37,19 @@ struct MapSpec {
   std::vector<uint8_t> init;  ///< initial value bytes for .data/.rodata/.bss (else empty)
   bool legacy = false;        ///< from SEC("maps") struct bpf_map_def
   uint32_t btf_key_type_id = 0, btf_value_type_id = 0;
+  /// Initial slots from a BTF `values = { [i] = &x }` initialiser: (key, index into
+  /// Object::maps) for map-in-map, (key, index into Object::programs) for PROG_ARRAY.
+  std::vector<std::pair<uint32_t, uint32_t>> init_values;
+  bool inner_template = false;  ///< the inner map definition of a map-in-map ("outer.inner")
 };
 
 struct LoadOptions {
-  uint32_t ncpus = 0;            ///< per-CPU slots; 0 = std::thread::hardware_concurrency()
+  uint32_t ncpus = 0;  ///< per-CPU slots; 0 = std::thread::hardware_concurrency()
   /// max_entries for maps declared with 0 (libbpf skeletons size them at load time). 0 = the
   /// skeleton convention: ncpus for PERF_EVENT_ARRAY and per-CPU-style maps, else error.
   uint32_t default_max_entries = 0;
+  /// Per-map max_entries by map name; wins over the object's own value.
+  std::map<std::string, uint32_t> max_entries;
 };
 
 /// An opened object: programs, map specs and live maps (created and initialised).
@@ -49,8 +58,8 @@ struct Object {
   std::string license;
   std::vector<ProgramSpec> programs;
   std::vector<MapSpec> map_specs;
-  std::vector<maps::MapPtr> maps;       ///< same order as map_specs
-  std::shared_ptr<struct btf> btf;      ///< may be null (no .BTF section)
+  std::vector<maps::MapPtr> maps;   ///< same order as map_specs
+  std::shared_ptr<struct btf> btf;  ///< may be null (no .BTF section)
 
   const ProgramSpec* find_program(const std::string& name_or_section) const;
   int find_map(const std::string& name) const;  ///< index or -1
@@ -60,5 +69,8 @@ struct Object {
 /// wrong machine (not EM_BPF), missing section, unknown helper id or kfunc (named), bad
 /// relocation, unsupported map type.
 Object load_object(const std::string& path, const LoadOptions& opts = {});
+/// Same, from bytes in memory; `name` stands for the path in errors and Object::path.
+Object load_object_mem(const void* data, size_t size, const std::string& name,
+                       const LoadOptions& opts = {});
 
 }  // namespace knod::loader

@@ -3,6 +3,8 @@
 // bpftool-like "user" calls. Errors are the kernel's negative errno values.
 #pragma once
 
+#include <linux/bpf.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -66,6 +68,9 @@ class Map {
     size_t bytes;
   };
   virtual std::vector<Pool> value_pools() = 0;
+  /// True when programs may only read the values (BPF_F_RDONLY_PROG, or map types whose
+  /// values the kernel exposes read-only: DEVMAP, DEVMAP_HASH, XSKMAP, .rodata).
+  virtual bool prog_readonly() const { return (def_.map_flags & BPF_F_RDONLY_PROG) != 0; }
 
  private:
   std::string name_;

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# GPU check, one command (< 8 minutes on an H200): builds knod's GPU pieces, runs the
+# conformance suite on `cuda`, compares every example XDP program on `cuda` with the CPU
+# (per-packet verdict, redirect, fault, bytes, then map contents), then benchmarks CUDA:
+# Mpps per example at batch sizes 1K/16K/64K/1M with 64 B and 1500 B packets, device-resident
+# and end-to-end through pinned host memory, with batch latency p50/p99.
+# Writes the results table to $OUT/gpu-check.md if OUT is set, else to stdout.
+# Env: BUILD (build dir, default build-gpucheck), JOBS, DEVICE (default cuda:0),
+#      BENCH_ITERS (batches per point, default 30), SKIP_BENCH=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-$ROOT/build-gpucheck}
+JOBS=${JOBS:-$(nproc)}
+DEVICE=${DEVICE:-cuda:0}
+BENCH_ITERS=${BENCH_ITERS:-30}
+WORK=$(mktemp -d /tmp/knod-gpu-check.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+REPORT=$WORK/report.md
+started=$(date +%s)
+
+log() { printf '[gpu-check %3ds] %s\n' "$(( $(date +%s) - started ))" "$*" >&2; }
+row() { printf '%s\n' "$*" >>"$REPORT"; }
+
+# Example -> captures it acts on (examples/xdp/README.md).
+declare -A CAPTURES=(
+  [l4lb]="http dns iperf3-tcp iperf3-udp"
+  [ddos]="vlan iperf3-udp"
+  [vlan]="vlan"
+  [icmp_echo]="ping4 ping6"
+  [proto_count]="frag http"
+  [tailcall]="http dns"
+  [nat44]="http dns iperf3-udp"
+  [router]="http"
+)
+declare -A PROGRAM=(
+  [l4lb]=xdp_l4lb [ddos]=xdp_ddos [vlan]=xdp_vlan [icmp_echo]=xdp_icmp_echo
+  [proto_count]=xdp_proto_count [tailcall]=xdp_dispatch [nat44]=xdp_nat44 [router]=xdp_router
+)
+EXAMPLES="l4lb ddos vlan icmp_echo proto_count tailcall nat44 router"
+
+# ---- 1. build --------------------------------------------------------------------------
+log "configure + build ($BUILD, -j$JOBS)"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$WORK/cmake.log" 2>&1 ||
+  { tail -30 "$WORK/cmake.log"; exit 1; }
+ninja -C "$BUILD" -j"$JOBS" test_gpu_cuda_run test_gpu_nodriver knod_gpu_bench knod_devices_cli \
+  >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; exit 1; }
+T=$BUILD/tests/gpu
+OBJS=$T/examples
+
+row "# knod GPU check ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+row ""
+row '```'
+"$T/knod_devices_cli" devices >>"$REPORT" 2>&1 || true
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total \
+  --format=csv,noheader >>"$REPORT" 2>&1 || true
+row '```'
+if ! "$T/knod_devices_cli" devices --device "$DEVICE" >"$WORK/dev.txt" 2>&1; then
+  cat "$WORK/dev.txt" >&2
+  log "no usable CUDA device: stopping (see above)"
+  [ -n "${OUT:-}" ] && { mkdir -p "$OUT"; cp "$REPORT" "$OUT/gpu-check.md"; } || cat "$REPORT"
+  exit 1
+fi
+
+# ---- 2. conformance on cuda ------------------------------------------------------------
+log "conformance suite on $DEVICE"
+pass=$("$T/test_gpu_cuda_run" 2>&1 | tee "$WORK/conf.txt" | grep -c '^\[       OK \]' || true)
+fail=$(grep '^\[  FAILED  \]' "$WORK/conf.txt" | grep -c 'MatchesTheSuite.*GetParam.* ms)$' || true)
+skip=$(grep -c '^\[  SKIPPED \]' "$WORK/conf.txt" || true)
+row ""
+row "## Conformance on $DEVICE"
+row ""
+row "| passed | failed | skipped |"
+row "|---|---|---|"
+row "| $pass | $fail | $skip |"
+if [ "$fail" != 0 ]; then
+  row ""
+  row '```'
+  grep -B3 '^\[  FAILED  \]' "$WORK/conf.txt" | grep -v '^\[  FAILED  \].*listed' | head -60 >>"$REPORT"
+  row '```'
+fi
+
+# ---- 3. differential: cuda vs cpu on the example captures -------------------------------
+log "differential checks (cuda vs cpu)"
+row ""
+row "## Examples: $DEVICE vs CPU (verdicts, redirects, faults, bytes, maps)"
+row ""
+row "| example | capture | packets | result |"
+row "|---|---|---|---|"
+diff_fail=0
+declare -A SUPPORTED=()
+for ex in $EXAMPLES; do
+  for cap in ${CAPTURES[$ex]}; do
+    pcap=$ROOT/examples/pcap/$cap.pcap
+    maps=$ROOT/examples/xdp/$ex.maps.json
+    [ -f "$maps" ] || maps=""
+    [ -f "$pcap" ] || { row "| $ex | $cap | - | capture missing |"; continue; }
+    # The CPU device's results, recorded now from the same build.
+    if ! "$T/knod_gpu_bench" run --device cpu "$OBJS/$ex.o" "${PROGRAM[$ex]}" "$pcap" $maps \
+        >"$WORK/$ex-$cap.cpu" 2>"$WORK/$ex-$cap.cpu.err"; then
+      row "| $ex | $cap | - | CPU error: $(head -1 "$WORK/$ex-$cap.cpu.err") |"
+      diff_fail=$((diff_fail + 1))
+      continue
+    fi
+    n=$(grep -c '^pkt ' "$WORK/$ex-$cap.cpu" || true)
+    if ! timeout 120 "$T/knod_gpu_bench" run --device "$DEVICE" "$OBJS/$ex.o" "${PROGRAM[$ex]}" \
+        "$pcap" $maps >"$WORK/$ex-$cap.cuda" 2>"$WORK/$ex-$cap.cuda.err"; then
+      msg=$(head -1 "$WORK/$ex-$cap.cuda.err")
+      case "$msg" in
+        *"not supported on cuda yet"*) row "| $ex | $cap | $n | unsupported: ${msg#knod_gpu_bench: } |" ;;
+        *) row "| $ex | $cap | $n | **CUDA error**: $msg |"; diff_fail=$((diff_fail + 1)) ;;
+      esac
+      continue
+    fi
+    if diff -q "$WORK/$ex-$cap.cpu" "$WORK/$ex-$cap.cuda" >/dev/null; then
+      row "| $ex | $cap | $n | same |"
+      SUPPORTED[$ex]=1
+    else
+      first=$(diff "$WORK/$ex-$cap.cpu" "$WORK/$ex-$cap.cuda" | grep '^[<>]' | head -2 | cut -c1-120 | tr '\n' ' ')
+      row "| $ex | $cap | $n | **DIFFERS**: \`$first\` |"
+      diff_fail=$((diff_fail + 1))
+    fi
+  done
+done
+
+# ---- 4. benchmark ----------------------------------------------------------------------
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  log "benchmark ($BENCH_ITERS batches per point)"
+  row ""
+  row "## CUDA throughput and batch latency ($DEVICE)"
+  row ""
+  row "e2e = pinned staging copy + H2D + kernel + D2H + map sync (wall clock); resident = kernel"
+  row "only on packets already in device memory (CUDA events)."
+  row ""
+  row "| program | bytes | batch | mode | Mpps | p50 us | p99 us |"
+  row "|---|---|---|---|---|---|---|"
+  for ex in $EXAMPLES; do
+    [ -n "${SUPPORTED[$ex]:-}" ] || continue
+    maps=$ROOT/examples/xdp/$ex.maps.json
+    [ -f "$maps" ] || maps=""
+    if timeout 150 "$T/knod_gpu_bench" bench "$OBJS/$ex.o" "${PROGRAM[$ex]}" $maps \
+        --iters "$BENCH_ITERS" >"$WORK/$ex.bench" 2>"$WORK/$ex.bench.err"; then
+      tail -n +2 "$WORK/$ex.bench" | while IFS=$'\t' read -r p b n m mpps p50 p99; do
+        row "| $p | $b | $n | $m | $mpps | $p50 | $p99 |"
+      done
+    else
+      row "| ${PROGRAM[$ex]} | - | - | - | error: $(tail -1 "$WORK/$ex.bench.err") | | |"
+    fi
+  done
+fi
+
+row ""
+row "Total time: $(( $(date +%s) - started )) s; conformance failures: $fail; example differences: $diff_fail."
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  cp "$REPORT" "$OUT/gpu-check.md"
+  cp "$WORK"/*.cuda "$WORK"/*.cpu "$OUT/" 2>/dev/null || true
+  log "results in $OUT/gpu-check.md"
+else
+  cat "$REPORT"
+fi
+[ "$fail" = 0 ] && [ "$diff_fail" = 0 ]

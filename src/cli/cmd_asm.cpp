@@ -1,0 +1,58 @@
+// `knod asm IN.s -o OUT.bin` and `knod disasm IN.bin`: eBPF assembly <-> raw instruction
+// slots (little-endian struct bpf_insn, 8 bytes each). Syntax: isa/asm.h.
+#include <fmt/core.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "base/error.h"
+#include "cli/command.h"
+#include "isa/asm.h"
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw knod::Error("cannot read " + path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+KNOD_COMMAND(asm) {
+  auto* c = app.add_subcommand("asm", "Assemble eBPF assembly into raw instructions");
+  auto in = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  c->add_option("input", *in, "Assembly file (bpf_conformance syntax)")->required();
+  c->add_option("-o,--output", *out, "Output file: 8 bytes per instruction slot")->required();
+  c->callback([set_action, in, out] {
+    set_action([in, out] {
+      knod::InsnVec prog = knod::isa::assemble(read_file(*in));
+      std::ofstream f(*out, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(prog.data()),
+              static_cast<std::streamsize>(prog.size() * sizeof(knod::Insn)));
+      if (!f) throw knod::Error("cannot write " + *out);
+      return 0;
+    });
+  });
+}
+
+KNOD_COMMAND(disasm) {
+  auto* c = app.add_subcommand("disasm", "Disassemble raw eBPF instructions");
+  auto in = std::make_shared<std::string>();
+  c->add_option("input", *in, "Raw instruction file (8 bytes per slot, little-endian)")->required();
+  c->callback([set_action, in] {
+    set_action([in] {
+      std::string bytes = read_file(*in);
+      if (bytes.size() % sizeof(knod::Insn) != 0)
+        throw knod::Error(fmt::format("{}: {} bytes is not a whole number of 8-byte instructions",
+                                      *in, bytes.size()));
+      knod::InsnVec prog(bytes.size() / sizeof(knod::Insn));
+      std::memcpy(prog.data(), bytes.data(), bytes.size());
+      fmt::print("{}", knod::isa::disassemble(prog));
+      return 0;
+    });
+  });
+}

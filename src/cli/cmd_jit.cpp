@@ -1,0 +1,112 @@
+// `knod jit FILE [-p PROG] [--target x86_64] [-S | --emit-llvm] [-O N] [--stats]`: shows what
+// the JIT makes of a program: LLVM IR (after the runtime is linked and the -O pipeline ran),
+// or host assembly. FILE is an eBPF ELF object (program chosen with -p, prepared as for
+// `knod run`: maps resolved, XDP ctx), raw instruction slots (`knod asm` output) or assembly
+// text. --stats prints the memory-access counts and the compile time to stderr.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include "base/error.h"
+#include "cli/command.h"
+#include "isa/asm.h"
+#include "jit/emit.h"
+#include "loader/object.h"
+#include "xdp/runtime.h"
+
+namespace {
+
+struct JitArgs {
+  std::string file, prog, target = "x86_64", ctx = "auto";
+  bool assembly = false, emit_llvm = false, stats = false, no_runtime = false;
+  int opt = 2;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw knod::Error("cannot read " + path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool looks_binary(const std::string& s) {
+  for (unsigned char c : s)
+    if (c == 0 || (c < 32 && c != '\n' && c != '\r' && c != '\t')) return true;
+  return false;
+}
+
+int run_jit(const JitArgs& a) {
+  if (a.target != "x86_64" && a.target != "host")
+    throw knod::Error("knod jit: target '" + a.target + "' is not supported (x86_64)");
+  if (a.opt < 0 || a.opt > 3) throw knod::Error("knod jit: -O must be 0..3");
+  std::string bytes = read_file(a.file);
+  knod::jit::EmitOptions eo;
+  eo.opt_level = a.opt;
+  eo.assembly = a.assembly && !a.emit_llvm;
+  eo.link_runtime = !a.no_runtime;
+  knod::InsnVec insns;
+  if (bytes.rfind("\x7f"
+                  "ELF",
+                  0) == 0) {
+    knod::loader::Object obj = knod::loader::load_object(a.file);
+    if (a.prog.empty() && obj.programs.size() != 1)
+      throw knod::Error("knod jit: " + a.file + " has " + std::to_string(obj.programs.size()) +
+                        " programs; choose one with -p");
+    std::string name = a.prog.empty() ? obj.programs[0].name : a.prog;
+    knod::xdp::Runtime rt(obj, name, knod::xdp::Options{});
+    insns = rt.program().insns;
+    eo.ctx = knod::jit::CtxKind::kXdp;
+  } else if (looks_binary(bytes)) {
+    if (bytes.size() % sizeof(knod::Insn) != 0)
+      throw knod::Error(a.file + ": not a whole number of 8-byte instructions");
+    insns.resize(bytes.size() / sizeof(knod::Insn));
+    std::memcpy(insns.data(), bytes.data(), bytes.size());
+  } else {
+    insns = knod::isa::assemble(bytes);
+  }
+  if (a.ctx == "xdp")
+    eo.ctx = knod::jit::CtxKind::kXdp;
+  else if (a.ctx == "opaque")
+    eo.ctx = knod::jit::CtxKind::kOpaque;
+  else if (a.ctx != "auto")
+    throw knod::Error("knod jit: --ctx must be auto, xdp or opaque");
+  knod::jit::LowerStats st;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string text = knod::jit::emit(insns, eo, &st);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("{}", text);
+  if (a.stats)
+    fmt::print(stderr,
+               "insns {}  subprograms {}  accesses {}  proven {}  ctx {}  checked {}  "
+               "time {:.1f} ms (-O{})\n",
+               insns.size(), st.subprograms, st.accesses, st.proven, st.ctx_direct, st.checked, ms,
+               a.opt);
+  if (a.stats && !st.checked_pcs.empty()) {
+    fmt::print(stderr, "checked at run time:\n");
+    for (uint32_t pc : st.checked_pcs)
+      fmt::print(stderr, "  {:5}: {}\n", pc, knod::isa::disassemble_one(insns, pc));
+  }
+  return 0;
+}
+
+}  // namespace
+
+KNOD_COMMAND(jit) {
+  auto* c = app.add_subcommand("jit", "Show the LLVM IR or machine code the JIT makes");
+  auto a = std::make_shared<JitArgs>();
+  c->add_option("file", a->file, "eBPF ELF object, raw instructions (knod asm) or assembly")
+      ->required();
+  c->add_option("-p,--prog", a->prog, "Program name or section (ELF objects)");
+  c->add_option("--target", a->target, "Code target: x86_64 (the host)");
+  c->add_flag("-S,--asm", a->assembly, "Print assembly for the target (default: LLVM IR)");
+  c->add_flag("--emit-llvm", a->emit_llvm, "Print LLVM IR (the default)");
+  c->add_option("-O", a->opt, "Optimisation level 0-3 (default 2)");
+  c->add_option("--ctx", a->ctx, "What r1 is: auto (xdp for ELF objects), xdp, opaque");
+  c->add_flag("--no-runtime", a->no_runtime, "IR as lowered: runtime not linked, not optimised");
+  c->add_flag("--stats", a->stats, "Print access counts and compile time to stderr");
+  c->callback([set_action, a] { set_action([a] { return run_jit(*a); }); });
+}

@@ -1,0 +1,197 @@
+// `knod run OBJ -r IN.pcap ...`: the main job. Runs an XDP program over a capture on a
+// device and writes the packets out split by verdict (tcpdump/bpftool conventions).
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <linux/bpf.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/error.h"
+#include "cli/command.h"
+#include "cli/xdp_job.h"
+#include "io/map_json.h"
+#include "loader/object.h"
+#include "vm/abi.h"
+#include "xdp/runtime.h"
+
+namespace {
+
+struct RunArgs {
+  std::string obj, prog, in, out_all, verdict_out[5], map_dump, stats, device = "cpu";
+  std::string fib, trace, perf, ringbuf;
+  std::vector<std::string> map_load;
+  uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0, max_entries = 0;
+  uint64_t clock_ns = 0, seed = 0, insn_budget = 1'000'000;
+  bool quiet = false;
+};
+
+/// --map-load NAME=FILE.json (FILE: {"maps": {...}} or a bare entry list) or FILE.json.
+void load_maps(const RunArgs& a, const knod::loader::Object& obj) {
+  for (const std::string& spec : a.map_load) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos) {
+      knod::io::apply_map_preload(knod::io::read_map_preload(spec), obj, spec);
+      continue;
+    }
+    std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    knod::io::MapPreload all = knod::io::read_map_preload(file);
+    knod::io::MapPreload one;
+    for (auto& e : all)
+      if (e.first == name) one.push_back(e);
+    if (one.empty()) throw knod::Error(fmt::format("{}: no entries for map '{}'", file, name));
+    knod::io::apply_map_preload(one, obj, file);
+  }
+}
+
+std::string hex(const uint8_t* p, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += fmt::format("{:02x}", p[i]);
+  return s;
+}
+
+int run(const RunArgs& a) {
+  uint32_t workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
+  if (a.device == "interp" && !a.workers) workers = 1;
+  knod::loader::LoadOptions lo;
+  lo.ncpus = workers;
+  lo.default_max_entries = a.max_entries;
+  knod::loader::Object obj = knod::loader::load_object(a.obj, lo);
+  load_maps(a, obj);
+
+  knod::xdp::Options xo;
+  xo.ncpus = workers;
+  xo.clock_ns = a.clock_ns;
+  xo.seed = a.seed;
+  xo.insn_budget = a.insn_budget;
+  if (!a.fib.empty())
+    xo.fib = std::make_shared<knod::xdp::FibTable>(knod::xdp::load_fib_table(a.fib));
+  std::ofstream trace, perf, ring;
+  std::mutex out_mu;
+  if (!a.trace.empty()) {
+    trace.open(a.trace);
+    if (!trace) throw knod::Error(fmt::format("{}: cannot write trace file", a.trace));
+    xo.trace = [&](uint32_t cpu, std::string_view msg) {
+      std::lock_guard g(out_mu);
+      trace << "cpu " << cpu << ": " << msg << (msg.ends_with('\n') ? "" : "\n");
+    };
+  }
+  if (!a.perf.empty()) {
+    perf.open(a.perf);
+    if (!perf) throw knod::Error(fmt::format("{}: cannot write perf file", a.perf));
+    xo.perf = [&](const knod::maps::Map& m, uint32_t idx, const uint8_t* d, size_t n) {
+      std::lock_guard g(out_mu);
+      perf << nlohmann::json{{"map", m.name()}, {"cpu", idx}, {"data", hex(d, n)}}.dump() << "\n";
+    };
+  }
+  if (!a.ringbuf.empty()) {
+    ring.open(a.ringbuf);
+    if (!ring) throw knod::Error(fmt::format("{}: cannot write ringbuf file", a.ringbuf));
+    xo.ringbuf = [&](const knod::maps::Map& m, const uint8_t* d, size_t n) {
+      std::lock_guard g(out_mu);
+      ring << nlohmann::json{{"map", m.name()}, {"data", hex(d, n)}}.dump() << "\n";
+    };
+  }
+  std::string prog = a.prog;
+  if (prog.empty()) {
+    if (obj.programs.empty()) throw knod::Error(fmt::format("{}: no programs", a.obj));
+    prog = obj.programs[0].name;
+  }
+  knod::xdp::Runtime rt(obj, prog, xo);
+  auto ex = knod::cli::make_executor(a.device);
+
+  knod::cli::JobOptions jo;
+  jo.in_pcap = a.in;
+  jo.out_all = a.out_all;
+  for (int v = 0; v < 5; ++v) jo.out_by_verdict[v] = a.verdict_out[v];
+  jo.ifindex = a.ifindex;
+  jo.rxq = a.rxq;
+  jo.batch = a.batch;
+  jo.workers = workers;
+  jo.progress = !a.quiet && isatty(STDERR_FILENO);
+  knod::cli::JobResult r = knod::cli::run_pcap_job(rt, *ex, jo);
+  if (jo.progress) fmt::print(stderr, "\r");
+
+  if (!a.quiet) {
+    fmt::print("{} on {} ({} worker{}): {} packets, {} bytes from {}\n", prog, a.device, workers,
+               workers == 1 ? "" : "s", r.packets, r.bytes, a.in);
+    fmt::print("{:<14}{:>10}{:>12}{:>9}\n", "verdict", "packets", "bytes", "%");
+    for (uint32_t v = 0; v < 5; ++v)
+      fmt::print("{:<14}{:>10}{:>12}{:>8.1f}%\n", knod::xdp::action_name(v), r.verdict_packets[v],
+                 r.verdict_bytes[v], r.packets ? 100.0 * r.verdict_packets[v] / r.packets : 0.0);
+    for (uint32_t f = 1; f < 8; ++f)
+      if (r.faults[f])
+        fmt::print("aborted by {}: {}\n", knod::vm::fault_name(knod::vm::Fault(f)), r.faults[f]);
+    if (r.skipped_snapped || r.skipped_too_large)
+      fmt::print("skipped: {} snapped (caplen < len), {} larger than the XDP frame\n",
+                 r.skipped_snapped, r.skipped_too_large);
+    if (r.packets && r.seconds > 0)
+      fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3, r.seconds * 1e9 / r.packets);
+  }
+  if (r.truncated) fmt::print(stderr, "knod: warning: {}\n", r.truncated_error);
+
+  if (!a.stats.empty()) {
+    nlohmann::json s;
+    s["program"] = prog;
+    s["device"] = a.device;
+    s["packets"] = r.packets;
+    s["bytes"] = r.bytes;
+    for (uint32_t v = 0; v < 5; ++v) {
+      s["verdicts"][knod::xdp::action_name(v)] = r.verdict_packets[v];
+      s["verdict_bytes"][knod::xdp::action_name(v)] = r.verdict_bytes[v];
+    }
+    nlohmann::json& e = s["errors"];
+    e = nlohmann::json::object();
+    for (uint32_t f = 1; f < 8; ++f)
+      e[knod::vm::fault_name(knod::vm::Fault(f))] = r.faults[f];
+    e["skipped_snapped"] = r.skipped_snapped;
+    e["skipped_too_large"] = r.skipped_too_large;
+    e["truncated_capture"] = r.truncated;
+    std::ofstream f(a.stats);
+    if (!f) throw knod::Error(fmt::format("{}: cannot write stats file", a.stats));
+    f << s.dump(2) << "\n";
+  }
+  if (!a.map_dump.empty()) {
+    std::ofstream f(a.map_dump);
+    if (!f) throw knod::Error(fmt::format("{}: cannot write map dump", a.map_dump));
+    f << knod::io::dump_maps_json(obj).dump(2) << "\n";
+  }
+  return r.truncated ? 3 : 0;
+}
+
+}  // namespace
+
+KNOD_COMMAND(run) {
+  auto* a = new RunArgs;  // lives as long as the process
+  auto* c = app.add_subcommand("run", "Run an XDP program over a capture, split packets by verdict");
+  c->add_option("object", a->obj, "eBPF ELF object (clang -target bpf)")->required();
+  c->add_option("-p,--prog", a->prog, "program name or section (default: the first)");
+  c->add_option("-r,--read", a->in, "input capture (pcap or pcapng, Ethernet)")->required();
+  c->add_option("-w,--write", a->out_all, "write every packet as the program left it (pcap)");
+  c->add_option("--aborted", a->verdict_out[XDP_ABORTED], "write XDP_ABORTED packets here");
+  c->add_option("--drop", a->verdict_out[XDP_DROP], "write XDP_DROP packets here");
+  c->add_option("--pass", a->verdict_out[XDP_PASS], "write XDP_PASS packets here");
+  c->add_option("--tx", a->verdict_out[XDP_TX], "write XDP_TX packets here");
+  c->add_option("--redirect", a->verdict_out[XDP_REDIRECT], "write XDP_REDIRECT packets here");
+  c->add_option("--map-load", a->map_load, "preload maps: FILE.json or NAME=FILE.json");
+  c->add_option("--map-dump", a->map_dump, "write every map afterwards (bpftool-style JSON)");
+  c->add_option("--stats", a->stats, "write counters as JSON");
+  c->add_option("--device", a->device, "cpu (JIT, default) or interp (reference interpreter)");
+  c->add_option("--workers", a->workers, "CPU device threads (default: all cores; interp: 1)");
+  c->add_option("--batch", a->batch, "packets per batch")->check(CLI::Range(1u, 1u << 20));
+  c->add_option("--ifindex", a->ifindex, "xdp_md->ingress_ifindex");
+  c->add_option("--rxq", a->rxq, "xdp_md->rx_queue_index");
+  c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
+  c->add_option("--seed", a->seed, "seed for bpf_get_prandom_u32");
+  c->add_option("--fib", a->fib, "route/neighbour table for bpf_fib_lookup (JSON)");
+  c->add_option("--trace", a->trace, "write bpf_trace_printk output here");
+  c->add_option("--perf", a->perf, "write bpf_perf_event_output records here (JSON lines)");
+  c->add_option("--ringbuf", a->ringbuf, "write ring buffer records here (JSON lines)");
+  c->add_option("--max-entries", a->max_entries, "max_entries for maps declared with 0");
+  c->add_option("--insn-budget", a->insn_budget, "instructions per packet before XDP_ABORTED");
+  c->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
+  c->callback([a, set_action] { set_action([a] { return run(*a); }); });
+}

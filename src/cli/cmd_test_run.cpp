@@ -1,0 +1,138 @@
+// `knod test-run OBJ -p PROG --data-in F`: one XDP program run the way BPF_PROG_TEST_RUN
+// runs it (net/bpf/test_run.c bpf_prog_test_run_xdp): the packet in a 4096-byte frame after
+// 256 bytes of headroom, optional struct xdp_md ctx_in (metadata length, ifindex, queue),
+// `repeat` runs on the same buffer. Prints retval, data_out size and the mean duration.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/command.h"
+#include "device/batch.h"
+#include "loader/object.h"
+#include "vm/interp.h"
+#include "xdp/buff.h"
+#include "xdp/fib.h"
+#include "xdp/runtime.h"
+
+namespace {
+
+struct Args {
+  std::string object, prog, data_in, data_out, ctx_in, ctx_out, device = "interp", fib;
+  uint32_t repeat = 1;
+  uint64_t clock_ns = 0, seed = 0;
+};
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw knod::Error(fmt::format("cannot read '{}'", path));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string& path, const uint8_t* data, size_t n) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !out.write(reinterpret_cast<const char*>(data), std::streamsize(n)))
+    throw knod::Error(fmt::format("cannot write '{}'", path));
+}
+
+int test_run(const Args& a) {
+  using namespace knod;
+  if (a.device != "interp")
+    throw Error(fmt::format("test-run: unknown device '{}' (available: interp)", a.device));
+  std::vector<uint8_t> data = read_file(a.data_in);
+  // ctx_in: struct xdp_md, shorter input zero-padded, longer must be zero (bpf_ctx_init).
+  xdp_md ctx{};
+  const bool have_ctx = !a.ctx_in.empty();
+  if (have_ctx) {
+    std::vector<uint8_t> c = read_file(a.ctx_in);
+    for (size_t i = sizeof ctx; i < c.size(); ++i)
+      if (c[i])
+        throw Error("test-run: ctx-in larger than struct xdp_md with non-zero tail (-E2BIG)");
+    std::memcpy(&ctx, c.data(), std::min(c.size(), sizeof ctx));
+  }
+  if (data.size() < xdp::kEthHlen)
+    throw Error(
+        fmt::format("test-run: data-in is {} bytes, less than ETH_HLEN (-EINVAL)", data.size()));
+  uint32_t meta = 0;
+  if (have_ctx) {
+    if (ctx.data_meta || ctx.data_end != data.size() || ctx.data > ctx.data_end || ctx.data % 4 ||
+        ctx.data > xdp::kMaxMetaLen)
+      throw Error("test-run: ctx-in data/data_meta/data_end do not describe data-in (-EINVAL)");
+    if (ctx.egress_ifindex || (!ctx.ingress_ifindex && ctx.rx_queue_index))
+      throw Error("test-run: ctx-in egress_ifindex or rx_queue_index invalid (-EINVAL)");
+    meta = ctx.data;
+  }
+  if (data.size() - meta > device::kMaxPacket)
+    throw Error(fmt::format("test-run: packet of {} bytes exceeds {} (XDP frags unsupported)",
+                            data.size() - meta, device::kMaxPacket));
+
+  loader::LoadOptions lo;
+  lo.ncpus = 1;
+  loader::Object obj = loader::load_object(a.object, lo);
+  xdp::Options opts;
+  opts.clock_ns = a.clock_ns;
+  opts.seed = a.seed;
+  if (!a.fib.empty()) opts.fib = std::make_shared<xdp::FibTable>(xdp::load_fib_table(a.fib));
+  opts.trace = [](uint32_t cpu, std::string_view msg) {
+    fmt::print("trace: [{:03}] bpf_trace_printk: {}{}", cpu, msg,
+               msg.empty() || msg.back() != '\n' ? "\n" : "");
+  };
+  xdp::Runtime rt(obj, a.prog, opts);
+
+  std::vector<uint8_t> frame(device::kFrameSize, 0);
+  std::memcpy(frame.data() + device::kXdpHeadroom - meta, data.data(), data.size());
+  uint32_t off = device::kXdpHeadroom, len = uint32_t(data.size()) - meta, mlen = meta;
+  uint32_t ifindex = have_ctx && ctx.ingress_ifindex ? ctx.ingress_ifindex : xdp::kLoopbackIfindex;
+  uint32_t rxq = have_ctx ? ctx.rx_queue_index : 0, verdict = 0;
+  uint64_t redirect = 0;
+  uint8_t fault = 0;
+  device::Batch b{1,    device::kFrameSize, frame.data(), &off,  &len, &mlen, &ifindex,
+                  &rxq, &verdict,           &redirect,    &fault};
+  vm::Interpreter interp;
+  const uint32_t repeat = a.repeat ? a.repeat : 1;
+  xdp::RunResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < repeat; ++i) r = rt.run_packet(interp, b, 0, 0);
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  if (r.fault != vm::Fault::kNone)
+    fmt::print("fault: {} at insn {} (the kernel's verifier would reject this program)\n",
+               vm::fault_name(r.fault), r.fault_pc);
+  fmt::print("retval: {} ({})\n", r.retval, xdp::action_name(r.retval));
+  fmt::print("data_out: {} bytes\n", mlen + len);
+  fmt::print("duration: {} ns\n", ns / repeat);
+  if (!a.data_out.empty()) write_file(a.data_out, frame.data() + off - mlen, mlen + len);
+  if (!a.ctx_out.empty()) {
+    xdp_md out = ctx;  // xdp_convert_buff_to_md: offsets from data_meta
+    out.data = mlen;
+    out.data_end = mlen + len;
+    out.data_meta = 0;
+    write_file(a.ctx_out, reinterpret_cast<const uint8_t*>(&out), sizeof out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+KNOD_COMMAND(test_run) {
+  auto a = std::make_shared<Args>();
+  auto* c =
+      app.add_subcommand("test-run", "Run an XDP program once on a packet, as BPF_PROG_TEST_RUN");
+  c->add_option("object", a->object, "BPF ELF object (clang -target bpf)")->required();
+  c->add_option("-p,--prog", a->prog, "program name or section")->required();
+  c->add_option("--data-in", a->data_in, "packet bytes (metadata first with --ctx-in)")->required();
+  c->add_option("--data-out", a->data_out, "write the packet (from data_meta) after the run");
+  c->add_option("--ctx-in", a->ctx_in, "struct xdp_md (24 bytes): data = metadata length");
+  c->add_option("--ctx-out", a->ctx_out, "write struct xdp_md after the run");
+  c->add_option("--repeat", a->repeat, "runs on the same buffer (mean duration printed)");
+  c->add_option("--device", a->device, "executor: interp");
+  c->add_option("--fib", a->fib, "forwarding table JSON for bpf_fib_lookup / bpf_check_mtu");
+  c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
+  c->add_option("--seed", a->seed, "seed of bpf_get_prandom_u32 and syncookie secrets");
+  c->callback([a, set_action] { set_action([a] { return test_run(*a); }); });
+}

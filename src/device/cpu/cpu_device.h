@@ -1,0 +1,45 @@
+// The CPU device: runs the packets of a device::Batch over a pool of worker threads, each
+// worker with its own cpu index (the per-CPU map slot and bpf_get_smp_processor_id of the
+// packets it runs). Program-type neutral: what running packet i means (building the Run for
+// an XDP frame, calling the executor, writing the verdict) is the caller's PacketFn, e.g.
+//   dev.run(batch.count, [&](uint32_t i, uint32_t cpu) { rt.run_packet(jit, batch, i, cpu); });
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "device/batch.h"
+
+namespace knod::device {
+
+/// Runs packet `packet` on worker `cpu` (< CpuDevice::workers()). Called concurrently for
+/// distinct cpus; never twice at once for the same cpu.
+using PacketFn = std::function<void(uint32_t packet, uint32_t cpu)>;
+
+struct CpuOptions {
+  uint32_t workers = 0;  ///< worker threads (= cpu indexes); 0 = std::thread::hardware_concurrency
+  uint32_t chunk = 64;   ///< packets a worker claims at a time (batch size per claim)
+};
+
+class CpuDevice {
+ public:
+  explicit CpuDevice(CpuOptions opts = {});
+  ~CpuDevice();  ///< joins the workers
+  CpuDevice(const CpuDevice&) = delete;
+  CpuDevice& operator=(const CpuDevice&) = delete;
+
+  uint32_t workers() const;
+  /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.
+  /// Packets are claimed in chunks of `chunk` in index order. If fn throws, the first
+  /// exception is rethrown here after the others finish. Not reentrant (one run at a time).
+  void run(uint32_t count, const PacketFn& fn);
+  /// run(batch.count, fn).
+  void run(const Batch& batch, const PacketFn& fn) { run(batch.count, fn); }
+
+ private:
+  struct Pool;
+  std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace knod::device

@@ -1,0 +1,371 @@
+// The CUDA device (see device.h): driver calls through the dlopen'ed Driver table.
+#include "device/cuda/device.h"
+
+#include <fmt/core.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+#include "device/cuda/driver.h"
+#include "device/cuda/map_image.h"
+#include "device/cuda/ptx.h"
+#include "device/gpu/codegen.h"
+#include "device/gpu/gpu_abi.h"
+#include "device/gpu/program.h"
+#include "jit/lower.h"
+
+namespace knod::device::cuda {
+namespace {
+
+constexpr uint32_t kThreads = 256;    // threads per block
+constexpr uint32_t kChunks = 4;       // batch chunks, alternating between the two streams
+constexpr uint32_t kMinChunk = 4096;  // packets; smaller batches run as one chunk
+
+// Per-packet arrays, in this order, in both the pinned staging block and device memory.
+struct Arrays {
+  uint64_t frames, data_off, data_len, meta_len, ifindex, rxq, verdict, redirect, fault, ret, end;
+};
+Arrays layout(uint32_t cap, uint32_t stride) {
+  Arrays a{};
+  uint64_t o = 0;
+  auto take = [&](uint64_t bytes) {
+    uint64_t at = o;
+    o = (o + bytes + 255) & ~uint64_t(255);
+    return at;
+  };
+  a.frames = take(uint64_t(cap) * stride);
+  a.data_off = take(4ull * cap);
+  a.data_len = take(4ull * cap);
+  a.meta_len = take(4ull * cap);
+  a.ifindex = take(4ull * cap);
+  a.rxq = take(4ull * cap);
+  a.verdict = take(4ull * cap);
+  a.redirect = take(8ull * cap);
+  a.fault = take(1ull * cap);
+  a.ret = take(8ull * cap);
+  a.end = o;
+  return a;
+}
+
+}  // namespace
+
+struct Device::Impl {
+  const Driver* d = nullptr;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  CUmodule mod = nullptr;
+  CUfunction fn = nullptr;
+  CUstream stream[2] = {};
+  CUevent ev_start = nullptr, ev_end = nullptr, ev_k0[kChunks] = {}, ev_k1[kChunks] = {};
+  Mode mode = Mode::kXdp;
+  uint32_t entry = 0;
+  // maps
+  std::vector<maps::MapPtr> maps;
+  std::vector<std::vector<uint8_t>> images;
+  std::vector<CUdeviceptr> dmaps;
+  CUdeviceptr dmap_table = 0;
+  // packets
+  uint32_t cap = 0, stride = 0;
+  Arrays lay{};
+  CUdeviceptr dbuf = 0, dargs = 0;
+  uint8_t* pinned = nullptr;
+  knod_gpu_args* pinned_args = nullptr;
+  uint32_t last_count = 0;
+
+  void current() const { d->check(d->cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
+
+  void free_buffers() {
+    if (dbuf) d->cuMemFree(dbuf);
+    if (pinned) d->cuMemFreeHost(pinned);
+    dbuf = 0;
+    pinned = nullptr;
+    cap = 0;
+  }
+
+  void reserve(uint32_t count, uint32_t new_stride) {
+    if (count <= cap && new_stride == stride) return;
+    free_buffers();
+    cap = std::max<uint32_t>(count, 1024);
+    stride = new_stride;
+    lay = layout(cap, stride);
+    d->check(d->cuMemAlloc(&dbuf, lay.end), "cuMemAlloc (packets)");
+    void* p = nullptr;
+    d->check(d->cuMemHostAlloc(&p, lay.end, 0), "cuMemHostAlloc (pinned staging)");
+    pinned = static_cast<uint8_t*>(p);
+  }
+
+  knod_gpu_args args_for(uint32_t first, uint32_t count) const {
+    knod_gpu_args a{};
+    a.count = count;
+    a.stride = stride;
+    a.mode = mode == Mode::kRaw ? KNOD_GPU_MODE_RAW : KNOD_GPU_MODE_XDP;
+    a.nmaps = uint32_t(dmaps.size());
+    auto at = [&](uint64_t off, uint64_t elem) { return dbuf + off + uint64_t(first) * elem; };
+    a.frames = reinterpret_cast<uint8_t*>(at(lay.frames, stride));
+    a.data_off = reinterpret_cast<uint32_t*>(at(lay.data_off, 4));
+    a.data_len = reinterpret_cast<uint32_t*>(at(lay.data_len, 4));
+    a.meta_len = reinterpret_cast<uint32_t*>(at(lay.meta_len, 4));
+    a.ingress_ifindex = reinterpret_cast<uint32_t*>(at(lay.ifindex, 4));
+    a.rx_queue_index = reinterpret_cast<uint32_t*>(at(lay.rxq, 4));
+    a.verdict = reinterpret_cast<uint32_t*>(at(lay.verdict, 4));
+    a.redirect = reinterpret_cast<uint64_t*>(at(lay.redirect, 8));
+    a.fault = reinterpret_cast<uint8_t*>(at(lay.fault, 1));
+    a.ret = reinterpret_cast<uint64_t*>(at(lay.ret, 8));
+    a.maps = reinterpret_cast<knod_gpu_map**>(dmap_table);
+    a.insn_budget = 1'000'000;
+    a.ncpus = 1;
+    a.entry = entry;
+    return a;
+  }
+
+  void upload_maps() {
+    for (size_t i = 0; i < maps.size(); ++i) {
+      images[i] = build_map_image(*maps[i]);
+      d->check(d->cuMemcpyHtoD(dmaps[i], images[i].data(), images[i].size()), "cuMemcpyHtoD (map)");
+    }
+  }
+  void download_maps() {
+    for (size_t i = 0; i < maps.size(); ++i) {
+      d->check(d->cuMemcpyDtoH(images[i].data(), dmaps[i], images[i].size()), "cuMemcpyDtoH (map)");
+      write_back_map_image(*maps[i], images[i]);
+    }
+  }
+
+  void launch(uint32_t c, CUstream s, uint32_t count) {
+    CUdeviceptr a = dargs + c * sizeof(knod_gpu_args);
+    void* params[] = {&a};
+    uint32_t blocks = (count + kThreads - 1) / kThreads;
+    d->check(d->cuEventRecord(ev_k0[c], s), "cuEventRecord");
+    d->check(d->cuLaunchKernel(fn, blocks, 1, 1, kThreads, 1, 1, 0, s, params, nullptr),
+             "cuLaunchKernel");
+    d->check(d->cuEventRecord(ev_k1[c], s), "cuEventRecord");
+  }
+};
+
+std::unique_ptr<Device> Device::open(std::string_view spec) {
+  int ordinal = parse_device_name(spec);
+  if (ordinal < 0) throw Error(fmt::format("'{}' is not a CUDA device (cuda or cuda:N)", spec));
+  DeviceInfo info = open_device_info(ordinal);  // driver and ordinal errors
+  std::unique_ptr<Device> dev(new Device(info));
+  Impl& im = *dev->impl_;
+  im.d = &Driver::get();
+  const Driver& d = *im.d;
+  d.check(d.cuDeviceGet(&im.dev, ordinal), "cuDeviceGet");
+  d.check(d.cuDevicePrimaryCtxRetain(&im.ctx, im.dev), "cuDevicePrimaryCtxRetain");
+  im.current();
+  // Per-thread stack: the program's frames ([kMaxCallDepth x 512] B buffer per program run),
+  // one more for each nested tail call, plus the runtime's. Largest the GPU grants.
+  for (size_t bytes : {size_t(64) << 10, size_t(32) << 10, size_t(16) << 10})
+    if (d.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, bytes) == CUDA_SUCCESS) break;
+  for (auto& s : im.stream) d.check(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  d.check(d.cuEventCreate(&im.ev_start, CU_EVENT_DEFAULT), "cuEventCreate");
+  d.check(d.cuEventCreate(&im.ev_end, CU_EVENT_DEFAULT), "cuEventCreate");
+  for (uint32_t c = 0; c < kChunks; ++c) {
+    d.check(d.cuEventCreate(&im.ev_k0[c], CU_EVENT_DEFAULT), "cuEventCreate");
+    d.check(d.cuEventCreate(&im.ev_k1[c], CU_EVENT_DEFAULT), "cuEventCreate");
+  }
+  d.check(d.cuMemAlloc(&im.dargs, kChunks * sizeof(knod_gpu_args)), "cuMemAlloc (args)");
+  void* p = nullptr;
+  d.check(d.cuMemHostAlloc(&p, kChunks * sizeof(knod_gpu_args), 0), "cuMemHostAlloc (args)");
+  im.pinned_args = static_cast<knod_gpu_args*>(p);
+  return dev;
+}
+
+Device::Device(const DeviceInfo& info) : info_(info), impl_(std::make_unique<Impl>()) {}
+
+Device::~Device() {
+  Impl& im = *impl_;
+  if (!im.d || !im.ctx) return;
+  const Driver& d = *im.d;
+  d.cuCtxSetCurrent(im.ctx);
+  d.cuCtxSynchronize();
+  im.free_buffers();
+  for (CUdeviceptr m : im.dmaps) d.cuMemFree(m);
+  if (im.dmap_table) d.cuMemFree(im.dmap_table);
+  if (im.dargs) d.cuMemFree(im.dargs);
+  if (im.pinned_args) d.cuMemFreeHost(im.pinned_args);
+  for (CUevent e : {im.ev_start, im.ev_end})
+    if (e) d.cuEventDestroy(e);
+  for (uint32_t c = 0; c < kChunks; ++c) {
+    if (im.ev_k0[c]) d.cuEventDestroy(im.ev_k0[c]);
+    if (im.ev_k1[c]) d.cuEventDestroy(im.ev_k1[c]);
+  }
+  for (CUstream s : im.stream)
+    if (s) d.cuStreamDestroy(s);
+  if (im.mod) d.cuModuleUnload(im.mod);
+  d.cuDevicePrimaryCtxRelease(im.dev);
+}
+
+void Device::load(const vm::Env& env, size_t entry, Mode mode) {
+  Impl& im = *impl_;
+  const Driver& d = *im.d;
+  im.current();
+  if (entry >= env.programs.size()) throw Error("cuda: no entry program");
+  im.mode = mode;
+  im.entry = uint32_t(entry);
+  // Maps first: programs refer to them by device address.
+  im.maps = env.maps;
+  im.images.assign(im.maps.size(), {});
+  im.dmaps.assign(im.maps.size(), 0);
+  for (size_t i = 0; i < im.maps.size(); ++i) {
+    im.images[i] = build_map_image(*im.maps[i]);
+    d.check(d.cuMemAlloc(&im.dmaps[i], im.images[i].size()), "cuMemAlloc (map)");
+  }
+  if (!im.dmaps.empty()) {
+    d.check(d.cuMemAlloc(&im.dmap_table, im.dmaps.size() * sizeof(CUdeviceptr)), "cuMemAlloc");
+    d.check(d.cuMemcpyHtoD(im.dmap_table, im.dmaps.data(), im.dmaps.size() * sizeof(CUdeviceptr)),
+            "cuMemcpyHtoD");
+  }
+  // ld_imm64 values vm::prepare() made host addresses (maps::Map*, value pool pointers)
+  // become the device's: the map header, or the same offset in the device value array.
+  auto relocate = [&](uint64_t v) -> uint64_t {
+    for (size_t i = 0; i < im.maps.size(); ++i) {
+      if (v == reinterpret_cast<uint64_t>(im.maps[i].get())) return im.dmaps[i];
+      const knod_gpu_map& h = map_header(im.images[i]);
+      for (const auto& pool : im.maps[i]->value_pools()) {
+        uint64_t b = reinterpret_cast<uint64_t>(pool.base);
+        if (v >= b && v < b + pool.bytes) return im.dmaps[i] + h.values_off + (v - b);
+      }
+    }
+    return v;
+  };
+  llvm::LLVMContext ctx;
+  std::vector<std::string> names;
+  auto all = gpu::lower_env(env, mode == Mode::kXdp ? jit::CtxKind::kXdp : jit::CtxKind::kOpaque,
+                            ctx, relocate, &names);
+  std::string ptx = compile_ptx(*all, sm_name(info_), names);
+  if (im.mod) d.cuModuleUnload(im.mod);
+  im.mod = nullptr;
+  char log[8192] = {};
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* vals[] = {log, reinterpret_cast<void*>(uintptr_t(sizeof log))};
+  if (CUresult r = d.cuModuleLoadDataEx(&im.mod, ptx.c_str(), 2, opts, vals); r != CUDA_SUCCESS)
+    throw Error(fmt::format("CUDA driver JIT rejected the PTX: {}: {}", d.error_string(r), log));
+  d.check(d.cuModuleGetFunction(&im.fn, im.mod, gpu::kKernelName), "cuModuleGetFunction");
+}
+
+void Device::run(Batch& b) {
+  Impl& im = *impl_;
+  const Driver& d = *im.d;
+  if (!im.fn) throw Error("cuda: no program loaded");
+  im.current();
+  if (b.count == 0) return;
+  im.reserve(b.count, b.stride);
+  im.upload_maps();
+  // Stage the batch in pinned memory (one CPU copy), then copy chunks asynchronously.
+  const Arrays& L = im.lay;
+  uint8_t* P = im.pinned;
+  std::memcpy(P + L.frames, b.frames, uint64_t(b.count) * b.stride);
+  std::memcpy(P + L.data_off, b.data_off, 4ull * b.count);
+  std::memcpy(P + L.data_len, b.data_len, 4ull * b.count);
+  if (b.meta_len)
+    std::memcpy(P + L.meta_len, b.meta_len, 4ull * b.count);
+  else
+    std::memset(P + L.meta_len, 0, 4ull * b.count);
+  if (b.ingress_ifindex)
+    std::memcpy(P + L.ifindex, b.ingress_ifindex, 4ull * b.count);
+  else  // loopback, as test_run
+    std::fill_n(reinterpret_cast<uint32_t*>(P + L.ifindex), b.count, 1u);
+  if (b.rx_queue_index)
+    std::memcpy(P + L.rxq, b.rx_queue_index, 4ull * b.count);
+  else
+    std::memset(P + L.rxq, 0, 4ull * b.count);
+
+  uint32_t chunks = b.count >= kChunks * kMinChunk ? kChunks : 1;
+  uint32_t per = (b.count + chunks - 1) / chunks;
+  d.check(d.cuEventRecord(im.ev_start, im.stream[0]), "cuEventRecord");
+  for (uint32_t c = 0; c < chunks; ++c) {
+    uint32_t first = c * per, n = std::min(per, b.count - first);
+    CUstream s = im.stream[c % 2];
+    auto in = [&](uint64_t off, uint64_t elem) {
+      d.check(
+          d.cuMemcpyHtoDAsync(im.dbuf + off + first * elem, P + off + first * elem, n * elem, s),
+          "cuMemcpyHtoDAsync");
+    };
+    in(L.frames, b.stride);
+    for (uint64_t off : {L.data_off, L.data_len, L.meta_len, L.ifindex, L.rxq}) in(off, 4);
+    im.pinned_args[c] = im.args_for(first, n);
+    d.check(d.cuMemcpyHtoDAsync(im.dargs + c * sizeof(knod_gpu_args), &im.pinned_args[c],
+                                sizeof(knod_gpu_args), s),
+            "cuMemcpyHtoDAsync (args)");
+    im.launch(c, s, n);
+    auto out = [&](uint64_t off, uint64_t elem) {
+      d.check(
+          d.cuMemcpyDtoHAsync(P + off + first * elem, im.dbuf + off + first * elem, n * elem, s),
+          "cuMemcpyDtoHAsync");
+    };
+    out(L.frames, b.stride);
+    for (uint64_t off : {L.data_off, L.data_len, L.meta_len, L.verdict}) out(off, 4);
+    out(L.redirect, 8);
+    out(L.fault, 1);
+  }
+  for (CUstream s : im.stream) d.check(d.cuStreamSynchronize(s), "cuStreamSynchronize (batch)");
+  d.check(d.cuEventRecord(im.ev_end, im.stream[0]), "cuEventRecord");
+  d.check(d.cuEventSynchronize(im.ev_end), "cuEventSynchronize");
+  float ms = 0;
+  d.check(d.cuEventElapsedTime(&ms, im.ev_start, im.ev_end), "cuEventElapsedTime");
+  timing_.total_ms = ms;
+  timing_.kernel_ms = 0;
+  for (uint32_t c = 0; c < chunks; ++c) {
+    d.check(d.cuEventElapsedTime(&ms, im.ev_k0[c], im.ev_k1[c]), "cuEventElapsedTime");
+    timing_.kernel_ms += ms;
+  }
+  im.download_maps();
+  std::memcpy(b.frames, P + L.frames, uint64_t(b.count) * b.stride);
+  std::memcpy(b.data_off, P + L.data_off, 4ull * b.count);
+  std::memcpy(b.data_len, P + L.data_len, 4ull * b.count);
+  if (b.meta_len) std::memcpy(b.meta_len, P + L.meta_len, 4ull * b.count);
+  std::memcpy(b.verdict, P + L.verdict, 4ull * b.count);
+  std::memcpy(b.redirect, P + L.redirect, 8ull * b.count);
+  std::memcpy(b.fault, P + L.fault, b.count);
+  im.last_count = b.count;
+}
+
+void Device::run_resident(uint32_t count) {
+  Impl& im = *impl_;
+  const Driver& d = *im.d;
+  if (!im.fn || count > im.last_count) throw Error("cuda: run_resident needs a previous run()");
+  im.current();
+  im.pinned_args[0] = im.args_for(0, count);
+  d.check(d.cuMemcpyHtoDAsync(im.dargs, &im.pinned_args[0], sizeof(knod_gpu_args), im.stream[0]),
+          "cuMemcpyHtoDAsync (args)");
+  d.check(d.cuEventRecord(im.ev_start, im.stream[0]), "cuEventRecord");
+  im.launch(0, im.stream[0], count);
+  d.check(d.cuEventRecord(im.ev_end, im.stream[0]), "cuEventRecord");
+  d.check(d.cuEventSynchronize(im.ev_end), "cuEventSynchronize");
+  float ms = 0;
+  d.check(d.cuEventElapsedTime(&ms, im.ev_start, im.ev_end), "cuEventElapsedTime");
+  timing_.total_ms = timing_.kernel_ms = ms;
+}
+
+uint64_t Device::run_raw(std::vector<uint8_t>& mem, vm::Fault* fault) {
+  Impl& im = *impl_;
+  // The slot keeps device::kTailroom after the data, as every batch slot.
+  uint32_t stride = uint32_t((mem.size() + kTailroom + 255) & ~size_t(255));
+  std::vector<uint8_t> frame(stride, 0);
+  std::memcpy(frame.data(), mem.data(), mem.size());
+  uint32_t off = 0, len = uint32_t(mem.size()), meta = 0, verdict = 0;
+  uint64_t redirect = 0;
+  uint8_t f = 0;
+  Batch b;
+  b.count = 1;
+  b.stride = stride;
+  b.frames = frame.data();
+  b.data_off = &off;
+  b.data_len = &len;
+  b.meta_len = &meta;
+  b.verdict = &verdict;
+  b.redirect = &redirect;
+  b.fault = &f;
+  run(b);
+  std::memcpy(mem.data(), frame.data(), mem.size());
+  uint64_t r0 = 0;
+  im.d->check(im.d->cuMemcpyDtoH(&r0, im.dbuf + im.lay.ret, 8), "cuMemcpyDtoH (r0)");
+  if (fault) *fault = static_cast<vm::Fault>(f);
+  return r0;
+}
+
+}  // namespace knod::device::cuda

@@ -1,0 +1,58 @@
+// PcapWriter: pcap output through libpcap (pcap_open_dead + pcap_dump), DLT_EN10MB.
+#include <fmt/format.h>
+#include <pcap/pcap.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "io/pcap.h"
+
+namespace knod::io {
+
+PcapWriter::PcapWriter(const std::string& path, uint32_t snaplen, bool nanosecond)
+    : path_(path), snaplen_(snaplen), nanosecond_(nanosecond) {
+  dead_ = pcap_open_dead_with_tstamp_precision(
+      DLT_EN10MB, int(snaplen),
+      nanosecond ? PCAP_TSTAMP_PRECISION_NANO : PCAP_TSTAMP_PRECISION_MICRO);
+  if (!dead_) throw Error(fmt::format("{}: pcap_open_dead failed", path));
+  dump_ = pcap_dump_open(dead_, path.c_str());
+  if (!dump_) {
+    std::string err = pcap_geterr(dead_);
+    pcap_close(dead_);
+    dead_ = nullptr;
+    throw Error(fmt::format("{}: {}", path, err));
+  }
+}
+
+PcapWriter::~PcapWriter() {
+  try {
+    close();
+  } catch (const Error&) {
+    // Destructors must not throw; call close() to see write errors.
+  }
+}
+
+void PcapWriter::write(std::span<const uint8_t> data, uint64_t ts_ns, uint32_t wire_len) {
+  if (!dump_) throw Error(fmt::format("{}: write after close", path_));
+  pcap_pkthdr hdr{};
+  uint64_t sub = nanosecond_ ? ts_ns % 1'000'000'000ull : (ts_ns % 1'000'000'000ull) / 1000;
+  hdr.ts.tv_sec = time_t(ts_ns / 1'000'000'000ull);
+  hdr.ts.tv_usec = suseconds_t(sub);
+  hdr.caplen = uint32_t(std::min<size_t>(data.size(), snaplen_));
+  hdr.len = wire_len ? std::max<uint32_t>(wire_len, uint32_t(data.size())) : uint32_t(data.size());
+  pcap_dump(reinterpret_cast<u_char*>(dump_), &hdr, data.data());
+  packets_++;
+}
+
+void PcapWriter::close() {
+  if (!dump_) return;
+  int flush_rc = pcap_dump_flush(dump_);
+  bool ferr = ferror(pcap_dump_file(dump_)) != 0;
+  pcap_dump_close(dump_);
+  pcap_close(dead_);
+  dump_ = nullptr;
+  dead_ = nullptr;
+  if (flush_rc != 0 || ferr) throw Error(fmt::format("{}: write error", path_));
+}
+
+}  // namespace knod::io

@@ -1,0 +1,201 @@
+#include "jit/executor.h"
+
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+
+#include "base/error.h"
+#include "jit/pipeline.h"
+#include "jit/runtime/rt.h"
+
+// Host side of the runtime ABI (rt.h): env static regions (map value pools).
+extern "C" bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool write) {
+  if (!run->env) return false;
+  for (const knod::vm::Region& r : run->env->static_regions)
+    if (addr >= r.lo && len <= r.hi - r.lo && addr - r.lo <= r.hi - r.lo - len &&
+        (!write || r.writable))
+      return true;
+  return false;
+}
+
+namespace knod::jit {
+namespace {
+
+struct RunState {
+  JitExecutor* self;
+  const CompiledProgram* prog;
+};
+
+}  // namespace
+}  // namespace knod::jit
+
+// Host side of knod_rt_tail_call: the target's body replaces the current frame.
+extern "C" uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* fp, uint32_t depth,
+                                        int32_t region) {
+  using namespace knod::jit;
+  auto* st = static_cast<RunState*>(run->executor);
+  const knod::vm::Program* target = run->tail_target;
+  run->tail_target = nullptr;
+  const CompiledProgram* cp;
+  try {
+    cp = &st->self->compile(*target);
+  } catch (const std::exception&) {
+    run->fault = knod::vm::Fault::kBadInsn;
+    return 0;
+  }
+  RunState inner{st->self, cp};
+  run->executor = &inner;
+  uint64_t r0 = cp->subs.at(0)(run, fp, r1, 0, 0, 0, 0, depth, region);
+  run->executor = st;
+  return r0;
+}
+
+namespace knod::jit {
+namespace {
+
+// vm::Run::call_func for bpf_loop / bpf_for_each_map_elem callbacks: a fresh stack.
+uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+                   uint64_t r5) {
+  auto* st = static_cast<RunState*>(run.executor);
+  if ((func & ~uint64_t(0xffffffff)) != kFuncTag) {
+    run.fault = vm::Fault::kBadHelper;
+    return 0;
+  }
+  auto it = st->prog->subs.find(func & 0xffffffff);
+  if (it == st->prog->subs.end()) {
+    run.fault = vm::Fault::kBadHelper;
+    return 0;
+  }
+  alignas(16) uint8_t stack[kStackSize * kMaxCallDepth];
+  uint32_t saved = run.nregions;
+  uint64_t top = reinterpret_cast<uint64_t>(stack) + sizeof(stack);
+  int region = run.add_region(top - kStackSize, top, true);
+  if (region < 0) {
+    run.fault = vm::Fault::kOutOfBounds;
+    return 0;
+  }
+  uint64_t r0 = it->second(&run, stack + sizeof(stack), r1, r2, r3, r4, r5, 1, region);
+  run.nregions = saved;
+  return r0;
+}
+
+}  // namespace
+
+struct JitExecutor::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> tm;  ///< for the IR pipeline (used under compile_mu)
+  std::shared_mutex mu;
+  std::mutex compile_mu;
+  struct Entry {
+    InsnVec insns;  ///< the text compiled (a Program object may be reused for another text)
+    const CompiledProgram* cp;
+  };
+  std::map<const vm::Program*, Entry> cache;
+  std::vector<std::unique_ptr<CompiledProgram>> all;  ///< every compiled program, kept alive
+  const CompiledProgram* find(const vm::Program& prog) {
+    auto it = cache.find(&prog);
+    if (it == cache.end() || it->second.insns.size() != prog.insns.size() ||
+        std::memcmp(it->second.insns.data(), prog.insns.data(), prog.insns.size() * sizeof(Insn)) !=
+            0)
+      return nullptr;
+    return it->second.cp;
+  }
+  uint64_t next_id = 0;
+};
+
+JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<Impl>()) {
+  init_native_target();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) throw Error("jit: " + llvm::toString(jtmb.takeError()));
+  int l = opts_.opt_level;
+  jtmb->setCodeGenOptLevel(l <= 0   ? llvm::CodeGenOptLevel::None
+                           : l == 1 ? llvm::CodeGenOptLevel::Less
+                           : l == 2 ? llvm::CodeGenOptLevel::Default
+                                    : llvm::CodeGenOptLevel::Aggressive);
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  if (!jit) throw Error("jit: " + llvm::toString(jit.takeError()));
+  impl_->jit = std::move(*jit);
+  impl_->tm = host_target_machine(opts_.opt_level);
+  auto& jd = impl_->jit->getMainJITDylib();
+  llvm::orc::SymbolMap host;
+  auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+  host[impl_->jit->mangleAndIntern("knod_host_static_ok")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&knod_host_static_ok), flags};
+  host[impl_->jit->mangleAndIntern("knod_host_tail_call")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_call), flags};
+  if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(host))))
+    throw Error("jit: " + llvm::toString(std::move(err)));
+}
+
+JitExecutor::~JitExecutor() = default;
+
+const CompiledProgram& JitExecutor::compile(const vm::Program& prog) {
+  {
+    std::shared_lock lock(impl_->mu);
+    if (const CompiledProgram* cp = impl_->find(prog)) return *cp;
+  }
+  std::lock_guard compile_lock(impl_->compile_mu);
+  {
+    std::shared_lock lock(impl_->mu);
+    if (const CompiledProgram* cp = impl_->find(prog)) return *cp;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto cp = std::make_unique<CompiledProgram>();
+  LowerOptions lo;
+  lo.name = "knod_prog" + std::to_string(impl_->next_id++);
+  lo.ctx = opts_.ctx;
+  lo.range_analysis = opts_.range_analysis;
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = lower(prog.insns, *ctx, lo, &cp->stats);
+  m->setDataLayout(impl_->jit->getDataLayout());
+  m->setTargetTriple(impl_->jit->getTargetTriple().str());
+  std::vector<std::string> keep{lo.name};
+  for (uint32_t pc : cp->stats.subprogram_pcs) keep.push_back(subprogram_symbol(lo.name, pc));
+  link_runtime(*m, keep);
+  optimize(*m, impl_->tm.get(), opts_.opt_level);
+  llvm::orc::ThreadSafeModule tsm(std::move(m), std::move(ctx));
+  if (auto err = impl_->jit->addIRModule(std::move(tsm)))
+    throw Error("jit: " + llvm::toString(std::move(err)));
+  auto sym = impl_->jit->lookup(lo.name);
+  if (!sym) throw Error("jit: " + llvm::toString(sym.takeError()));
+  cp->entry = sym->toPtr<CompiledProgram::EntryFn>();
+  for (uint32_t pc : cp->stats.subprogram_pcs) {
+    auto s = impl_->jit->lookup(subprogram_symbol(lo.name, pc));
+    if (!s) throw Error("jit: " + llvm::toString(s.takeError()));
+    cp->subs[pc] = s->toPtr<CompiledProgram::SubFn>();
+  }
+  cp->compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::unique_lock lock(impl_->mu);
+  const CompiledProgram* out = cp.get();
+  impl_->all.push_back(std::move(cp));
+  impl_->cache[&prog] = Impl::Entry{prog.insns, out};
+  return *out;
+}
+
+uint64_t JitExecutor::run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1,
+                                   uint64_t r2) {
+  void* saved_exec = run.executor;
+  auto saved_cf = run.call_func;
+  RunState st{this, &cp};
+  run.executor = &st;
+  run.call_func = &call_func;
+  uint64_t r0 = cp.entry(&run, r1, r2);
+  run.executor = saved_exec;
+  run.call_func = saved_cf;
+  return run.fault != vm::Fault::kNone ? 0 : r0;
+}
+
+uint64_t JitExecutor::run(vm::Run& run, const vm::Program& prog, uint64_t r1, uint64_t r2) {
+  return run_compiled(run, compile(prog), r1, r2);
+}
+
+}  // namespace knod::jit

@@ -1,0 +1,53 @@
+// JitExecutor: runs vm::Programs as native code for the host CPU (ORC LLJIT). Each program is
+// lowered (jit/lower.h), linked with the runtime bitcode, optimised and compiled once, on its
+// first run (or by compile()); later runs call the native function directly. Thread-safe:
+// any number of threads may run programs at once (compiles are serialised).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include "jit/lower.h"
+#include "vm/executor.h"
+
+namespace knod::jit {
+
+struct JitOptions {
+  int opt_level = 2;               ///< LLVM -O0..-O3 (IR pipeline and codegen)
+  CtxKind ctx = CtxKind::kOpaque;  ///< what r1 is; kXdp enables ctx/packet range analysis
+  bool range_analysis = true;      ///< false: every memory access is checked at run time
+};
+
+/// Native entry points of one compiled program.
+struct CompiledProgram {
+  using EntryFn = uint64_t (*)(vm::Run* run, uint64_t r1, uint64_t r2);
+  using SubFn = uint64_t (*)(vm::Run* run, void* fp, uint64_t r1, uint64_t r2, uint64_t r3,
+                             uint64_t r4, uint64_t r5, uint32_t depth, int32_t region);
+  EntryFn entry = nullptr;
+  std::unordered_map<uint64_t, SubFn> subs;  ///< by entry pc (= BPF_PSEUDO_FUNC value)
+  LowerStats stats;
+  double compile_ms = 0;  ///< lowering + optimisation + machine code, wall-clock ms
+};
+
+class JitExecutor : public vm::Executor {
+ public:
+  explicit JitExecutor(JitOptions opts = {});
+  ~JitExecutor() override;
+
+  /// Compiles `prog` (cached by identity). Throws knod::Error if it cannot be lowered.
+  const CompiledProgram& compile(const vm::Program& prog);
+  /// vm::Executor: compiles on first use, follows tail calls (run.tail_target).
+  uint64_t run(vm::Run& run, const vm::Program& prog, uint64_t r1, uint64_t r2) override;
+  /// Runs an already compiled program (no lookup); tail calls still go through compile().
+  uint64_t run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1, uint64_t r2);
+  const char* name() const override { return "jit"; }
+  const JitOptions& options() const { return opts_; }
+
+ private:
+  struct Impl;
+  JitOptions opts_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace knod::jit

@@ -1,0 +1,64 @@
+// eBPF → LLVM IR: one target-neutral lowering shared by the CPU JIT and the GPU devices.
+// A program becomes `i64 @<name>(ptr %run, i64 %r1, i64 %r2)`, which allocates the stack
+// (kMaxCallDepth frames of 512 bytes, one Region of the run) and calls the body. The body
+// (pc 0), each bpf-to-bpf subprogram and each callback reachable through ld_imm64
+// BPF_PSEUDO_FUNC become
+// `i64 @<name>_sub<pc>(ptr %run, ptr %fp, i64 %r1..%r5, i32 %depth, i32 %region)`,
+// %fp being the top of the frame (r10), %depth the frames in use including this one and
+// %region the index of the stack Region in run.regions (its lo follows the deepest frame).
+// Helpers, ctx accesses, faults and unproven memory accesses call the runtime ABI of
+// jit/runtime/rt.h; no host address is baked into the IR except ld_imm64 values that
+// vm::prepare() already turned into host values.
+// Semantics: RFC 9669 (incl. v4: sdiv/smod, movsx, ldsx, bswap, gotol), kernel
+// Documentation/bpf/standardization/instruction-set.rst.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isa/insn.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace knod::jit {
+
+/// Value of ld_imm64 BPF_PSEUDO_FUNC: tag | entry pc (the interpreter's vm::kFuncTag).
+constexpr uint64_t kFuncTag = 0xfb0f'0000'0000'0000ull;
+
+/// What r1 holds at entry, so that ctx accesses can be resolved at compile time.
+enum class CtxKind : uint8_t {
+  kOpaque = 0,  ///< unknown (conformance suite: r1 = plain memory); every access is checked
+  kXdp,         ///< r1 = struct xdp_md; data/data_end/data_meta loads give packet pointers
+};
+
+struct LowerOptions {
+  std::string name = "knod_prog";  ///< symbol of the entry function; subprograms get suffixes
+  CtxKind ctx = CtxKind::kOpaque;
+  bool range_analysis = true;  ///< false: guard every memory access (for testing)
+};
+
+/// Per-program counts of memory accesses (static instructions).
+struct LowerStats {
+  uint32_t accesses = 0;                 ///< LDX/ST/STX/atomic instructions lowered
+  uint32_t proven = 0;                   ///< proven in bounds: no run-time check
+  uint32_t checked = 0;                  ///< guarded by a run-time check
+  uint32_t ctx_direct = 0;               ///< ctx accesses at a known offset (direct ctx_load call)
+  uint32_t subprograms = 0;              ///< functions besides the entry
+  std::vector<uint32_t> subprogram_pcs;  ///< entry pc of each function (0 = the body)
+  std::vector<uint32_t> checked_pcs;     ///< pcs of the accesses left with a run-time check
+};
+
+/// Lowers `insns` into a new module of `ctx`. Throws knod::Error for a program that cannot be
+/// lowered (jump outside its subprogram, truncated ld_imm64, unknown opcode...).
+std::unique_ptr<llvm::Module> lower(const InsnVec& insns, llvm::LLVMContext& ctx,
+                                    const LowerOptions& opts, LowerStats* stats = nullptr);
+
+/// Symbol of the subprogram starting at `pc` for entry symbol `name`.
+std::string subprogram_symbol(const std::string& name, uint32_t pc);
+
+}  // namespace knod::jit

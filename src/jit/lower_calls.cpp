@@ -1,0 +1,62 @@
+// Calls (RFC 9669 §4.3.1): helper calls go to knod_rt_helper(run, id, r1..r5) (callx takes the
+// id from a register); bpf-to-bpf calls (src_reg = BPF_PSEUDO_CALL) call the subprogram's
+// LLVM function with a new 512-byte frame below the caller's (the stack Region grows to it), r6-r9
+// being the caller's own allocas (callee-saved by construction). Depth beyond kMaxCallDepth faults
+// kCallDepth. After any call the program returns at once when the run stopped (fault, exit_now,
+// tail call).
+#include <llvm/IR/MDBuilder.h>
+
+#include "jit/lower_impl.h"
+
+namespace knod::jit {
+
+using llvm::BasicBlock;
+using llvm::Value;
+
+// After a helper: return on a fault or exit_now; on a pending tail call run the target in
+// place of this frame and return its r0 (or fall through once kMaxTailCalls were taken).
+void Lowerer::after_helper(Value* r0) {
+  return_if_stopped(r0);
+  BasicBlock* tail = new_block("tail");
+  BasicBlock* cont = new_block("cont");
+  b_.CreateCondBr(b_.CreateCall(rt_.tail_pending, {run_}), tail, cont,
+                  llvm::MDBuilder(c_).createBranchWeights(1, 2000));
+  b_.SetInsertPoint(tail);
+  Value* taken = b_.CreateCall(rt_.tail_call, {run_, get(1), fp_, depth_, region_, tail_r0_});
+  BasicBlock* out = new_block("tail.ret");
+  b_.CreateCondBr(taken, out, cont);
+  b_.SetInsertPoint(out);
+  emit_return(b_.CreateLoad(b_.getInt64Ty(), tail_r0_));
+  b_.SetInsertPoint(cont);
+}
+
+void Lowerer::lower_call(const Insn& i, uint32_t pc) {
+  if (BPF_SRC(i.code) == BPF_X) {  // callx: helper id in a register (dst_reg, or imm if 0)
+    int reg = i.dst_reg != 0 ? i.dst_reg : i.imm;
+    if (reg < 0 || reg >= kNumRegs) bad(pc, "bad callx register");
+    Value* r0 =
+        b_.CreateCall(rt_.callx, {run_, get(reg), get(1), get(2), get(3), get(4), get(5), c32(pc)});
+    set(0, r0);
+    return after_helper(r0);
+  }
+  if (i.src_reg == 0) {
+    Value* r0 = b_.CreateCall(
+        rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
+    set(0, r0);
+    return after_helper(r0);
+  }
+  if (i.src_reg != BPF_PSEUDO_CALL) return emit_fault(vm::Fault::kBadInsn, pc);  // kfuncs
+  uint32_t target = uint32_t(int64_t(pc) + 1 + i.imm);
+  llvm::Function* callee = fns_.at(target);
+  fault_if(b_.CreateICmpSGE(depth_, c32(kMaxCallDepth)), vm::Fault::kCallDepth, pc);
+  Value* fp = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), fp_, -kStackSize);
+  auto* i8 = b_.getInt8Ty();
+  b_.CreateCall(rt_.frame, {run_, region_, b_.CreateConstInBoundsGEP1_64(i8, fp, -kStackSize)});
+  Value* r0 = b_.CreateCall(callee, {run_, fp, get(1), get(2), get(3), get(4), get(5),
+                                     b_.CreateAdd(depth_, c32(1)), region_});
+  b_.CreateCall(rt_.frame, {run_, region_, b_.CreateConstInBoundsGEP1_64(i8, fp_, -kStackSize)});
+  set(0, r0);
+  return_if_stopped(r0);
+}
+
+}  // namespace knod::jit

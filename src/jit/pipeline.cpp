@@ -1,0 +1,88 @@
+#include "jit/pipeline.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "base/error.h"
+
+extern "C" const unsigned char knod_rt_bitcode_x86_64[];
+extern "C" const size_t knod_rt_bitcode_x86_64_size;
+
+namespace knod::jit {
+
+void init_native_target() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+void link_runtime(llvm::Module& m, const std::vector<std::string>& keep) {
+  llvm::StringRef bytes(reinterpret_cast<const char*>(knod_rt_bitcode_x86_64),
+                        knod_rt_bitcode_x86_64_size);
+  auto buf = llvm::MemoryBuffer::getMemBuffer(bytes, "knod_rt", false);
+  auto rt = llvm::parseBitcodeFile(buf->getMemBufferRef(), m.getContext());
+  if (!rt) throw Error("jit: bad runtime bitcode: " + llvm::toString(rt.takeError()));
+  (*rt)->setDataLayout(m.getDataLayout());
+  (*rt)->setTargetTriple(m.getTargetTriple());
+  // The module's target decides CPU and features; the runtime must not pin generic x86-64.
+  for (llvm::Function& f : **rt) {
+    f.removeFnAttr("target-cpu");
+    f.removeFnAttr("target-features");
+    f.removeFnAttr("tune-cpu");
+  }
+  if (llvm::Linker::linkModules(m, std::move(*rt)))
+    throw Error("jit: linking the runtime bitcode failed");
+  for (llvm::Function& f : m) {
+    if (f.isDeclaration()) continue;
+    if (std::find(keep.begin(), keep.end(), f.getName().str()) == keep.end())
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel ol = level <= 0   ? llvm::OptimizationLevel::O0
+                               : level == 1 ? llvm::OptimizationLevel::O1
+                               : level == 2 ? llvm::OptimizationLevel::O2
+                                            : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm =
+      level <= 0 ? pb.buildO0DefaultPipeline(ol) : pb.buildPerModuleDefaultPipeline(ol);
+  mpm.run(m, mam);
+}
+
+std::unique_ptr<llvm::TargetMachine> host_target_machine(int level) {
+  init_native_target();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) throw Error("jit: " + llvm::toString(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(level <= 0   ? llvm::CodeGenOptLevel::None
+                           : level == 1 ? llvm::CodeGenOptLevel::Less
+                           : level == 2 ? llvm::CodeGenOptLevel::Default
+                                        : llvm::CodeGenOptLevel::Aggressive);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) throw Error("jit: " + llvm::toString(tm.takeError()));
+  return std::move(*tm);
+}
+
+}  // namespace knod::jit

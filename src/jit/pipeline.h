@@ -1,0 +1,29 @@
+// Module preparation shared by the host JIT and `knod jit`: link the runtime bitcode into a
+// lowered module, internalise it, and run the LLVM optimisation pipeline (-O0..-O3).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace knod::jit {
+
+/// Links the host (x86-64) runtime bitcode into `m` and makes every runtime function
+/// internal, so only the symbols in `keep` stay external. Throws knod::Error on a bad bitcode.
+void link_runtime(llvm::Module& m, const std::vector<std::string>& keep);
+
+/// Runs the default LLVM pipeline for `level` (0-3) with `tm`'s target information.
+void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level);
+
+/// A TargetMachine for the host CPU (features detected) at codegen level `level`.
+std::unique_ptr<llvm::TargetMachine> host_target_machine(int level);
+
+/// Initialises LLVM's native target once (thread-safe).
+void init_native_target();
+
+}  // namespace knod::jit

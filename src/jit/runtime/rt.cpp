@@ -1,0 +1,131 @@
+// The JIT runtime (see rt.h). Compiled with clang -emit-llvm to bitcode and linked into each
+// lowered program; the small functions are always_inline so their checks fold into the
+// program's code. Semantics follow vm::Run (vm/abi.h) and the reference interpreter.
+#include "jit/runtime/rt.h"
+
+#include "vm/abi.h"
+
+using knod::vm::Fault;
+using knod::vm::Run;
+
+// Same tag as the interpreter (vm/interp.h kFuncTag) for ld_imm64 BPF_PSEUDO_FUNC values.
+constexpr uint64_t kFuncTag = 0xfb0f'0000'0000'0000ull;
+constexpr uint64_t kFuncTagMask = 0xffff'ffff'0000'0000ull;
+
+#define KNOD_INLINE __attribute__((always_inline))
+#define KNOD_COLD __attribute__((noinline, cold))
+#define KNOD_HOT __attribute__((noinline, hot))
+
+extern "C" {
+
+KNOD_HOT bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
+  for (uint32_t i = 0; i < run->nregions; ++i) {
+    const knod::vm::Region& r = run->regions[i];
+    if (addr >= r.lo && len <= r.hi - r.lo && addr - r.lo <= r.hi - r.lo - len &&
+        (!write || r.writable))
+      return true;
+  }
+  return knod_host_static_ok(run, addr, len, write);
+}
+
+KNOD_COLD void knod_rt_fault(Run* run, int32_t reason, uint32_t pc) {
+  if (run->fault == Fault::kNone) {
+    run->fault = static_cast<Fault>(reason);
+    run->fault_pc = pc;
+  }
+}
+
+KNOD_COLD uint64_t knod_rt_load_slow(Run* run, uint64_t addr, uint32_t size, uint32_t pc) {
+  if (run->ctx_load && addr >= run->ctx_lo && addr < run->ctx_hi) {
+    uint64_t v = 0;
+    if (run->ctx_load(*run, static_cast<uint32_t>(addr - run->ctx_lo), size, &v)) return v;
+    knod_rt_fault(run, static_cast<int32_t>(Fault::kCtxAccess), pc);
+    return 0;
+  }
+  knod_rt_fault(run, static_cast<int32_t>(Fault::kOutOfBounds), pc);
+  return 0;
+}
+
+KNOD_COLD void knod_rt_store_slow(Run* run, uint64_t addr, uint32_t size, uint64_t value,
+                                  uint32_t pc) {
+  if (run->ctx_store && addr >= run->ctx_lo && addr < run->ctx_hi) {
+    if (run->ctx_store(*run, static_cast<uint32_t>(addr - run->ctx_lo), size, value)) return;
+    knod_rt_fault(run, static_cast<int32_t>(Fault::kCtxAccess), pc);
+    return;
+  }
+  knod_rt_fault(run, static_cast<int32_t>(Fault::kOutOfBounds), pc);
+}
+
+uint64_t knod_rt_ctx_load(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
+  uint64_t v = 0;
+  if (run->ctx_load && run->ctx_load(*run, off, size, &v)) return v;
+  knod_rt_fault(run, static_cast<int32_t>(Fault::kCtxAccess), pc);
+  return 0;
+}
+
+uint64_t knod_rt_helper(Run* run, int32_t id, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+                        uint64_t r5, uint32_t pc) {
+  const knod::vm::HelperTable* t = run->env ? run->env->helpers : nullptr;
+  if (!t || id < 0 || id >= knod::vm::kMaxHelperId || !t->fn[id]) {
+    knod_rt_fault(run, static_cast<int32_t>(Fault::kBadHelper), pc);
+    return 0;
+  }
+  uint64_t r0 = t->fn[id](*run, r1, r2, r3, r4, r5);
+  if (run->fault != Fault::kNone && run->fault_pc == 0) run->fault_pc = pc;
+  return r0;
+}
+
+KNOD_INLINE bool knod_rt_stopped(Run* run) {
+  return run->fault != Fault::kNone || run->exit_now;
+}
+
+KNOD_INLINE bool knod_rt_tail_pending(Run* run) {
+  return run->tail_target != nullptr;
+}
+
+bool knod_rt_tail_call(Run* run, uint64_t r1, void* fp, uint32_t depth, int32_t region,
+                       uint64_t* r0) {
+  if (run->tail_calls >= static_cast<uint32_t>(knod::kMaxTailCalls)) {
+    run->tail_target = nullptr;
+    return false;
+  }
+  ++run->tail_calls;
+  *r0 = knod_host_tail_call(run, r1, fp, depth, region);
+  return true;
+}
+
+uint64_t knod_rt_callx(Run* run, uint64_t target, uint64_t r1, uint64_t r2, uint64_t r3,
+                       uint64_t r4, uint64_t r5, uint32_t pc) {
+  if ((target & kFuncTagMask) == kFuncTag) {
+    if (!run->call_func) {
+      knod_rt_fault(run, static_cast<int32_t>(Fault::kBadHelper), pc);
+      return 0;
+    }
+    return run->call_func(*run, target, r1, r2, r3, r4, r5);
+  }
+  return knod_rt_helper(run, static_cast<int32_t>(target), r1, r2, r3, r4, r5, pc);
+}
+
+KNOD_INLINE bool knod_rt_budget(Run* run, uint64_t n, uint32_t pc) {
+  run->insns_executed += n;
+  if (run->insns_executed <= run->insn_budget) return false;
+  knod_rt_fault(run, static_cast<int32_t>(Fault::kInsnBudget), pc);
+  return true;
+}
+
+KNOD_INLINE int32_t knod_rt_enter(Run* run, void* lo, uint32_t bytes) {
+  uint64_t a = reinterpret_cast<uint64_t>(lo);
+  int32_t saved = static_cast<int32_t>(run->nregions);
+  if (run->add_region(a, a + bytes, true) < 0) return -1;
+  return saved;
+}
+
+KNOD_INLINE void knod_rt_frame(Run* run, int32_t region, void* lo) {
+  run->regions[region].lo = reinterpret_cast<uint64_t>(lo);
+}
+
+KNOD_INLINE void knod_rt_leave(Run* run, int32_t saved) {
+  if (saved >= 0) run->nregions = static_cast<uint32_t>(saved);
+}
+
+}  // extern "C"

@@ -1,0 +1,59 @@
+// The JIT runtime ABI: functions lowered programs call (declared in IR by jit/lower, defined
+// once in rt.cpp, compiled to bitcode at build time and linked into each program module so
+// that the hot ones inline). Target-neutral: nothing here assumes a host address space; a
+// target (cpu, nvptx64, amdgcn) supplies the knod_host_* functions the runtime calls back.
+#pragma once
+
+#include <cstdint>
+
+namespace knod::vm {
+struct Run;
+}
+
+extern "C" {
+/// 1 when [addr, addr+len) lies in a Region of the run or of the env (writable if `write`).
+/// Run regions are checked inline; env static regions through knod_host_static_ok.
+bool knod_rt_check(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
+/// Load of `size` (1, 2, 4, 8) bytes that knod_rt_check refused: ctx rewriting
+/// (run.ctx_load) when addr is inside [ctx_lo, ctx_hi), else a fault (kOutOfBounds).
+uint64_t knod_rt_load_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint32_t pc);
+/// Store counterpart of knod_rt_load_slow (run.ctx_store).
+void knod_rt_store_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint64_t value,
+                        uint32_t pc);
+/// Direct ctx access at a constant offset (program type known to the lowering).
+uint64_t knod_rt_ctx_load(knod::vm::Run* run, uint32_t off, uint32_t size, uint32_t pc);
+/// Helper call by id (env->helpers); an unknown id faults with kBadHelper.
+uint64_t knod_rt_helper(knod::vm::Run* run, int32_t id, uint64_t r1, uint64_t r2, uint64_t r3,
+                        uint64_t r4, uint64_t r5, uint32_t pc);
+/// Sets run.fault = reason and run.fault_pc = pc (first fault wins).
+void knod_rt_fault(knod::vm::Run* run, int32_t reason, uint32_t pc);
+/// True when the program must return at once: a fault or exit_now.
+bool knod_rt_stopped(knod::vm::Run* run);
+/// True when a helper set run.tail_target.
+bool knod_rt_tail_pending(knod::vm::Run* run);
+/// After a helper set run.tail_target: runs the target in place of the current frame (r1
+/// kept) and stores its r0 in *r0, returning true; false (tail_target cleared, execution
+/// falls through) once kMaxTailCalls were taken.
+bool knod_rt_tail_call(knod::vm::Run* run, uint64_t r1, void* fp, uint32_t depth, int32_t region,
+                       uint64_t* r0);
+/// callx: a BPF_PSEUDO_FUNC value (vm::kFuncTag | pc) calls that subprogram through
+/// run.call_func; any other value calls the helper of that id.
+uint64_t knod_rt_callx(knod::vm::Run* run, uint64_t target, uint64_t r1, uint64_t r2, uint64_t r3,
+                       uint64_t r4, uint64_t r5, uint32_t pc);
+/// Adds `n` executed instructions; true (and a kInsnBudget fault) when over run.insn_budget.
+bool knod_rt_budget(knod::vm::Run* run, uint64_t n, uint32_t pc);
+/// Registers the stack [lo, lo+bytes) as a writable region; returns the previous region
+/// count, or -1 when the run has no free region slot.
+int32_t knod_rt_enter(knod::vm::Run* run, void* lo, uint32_t bytes);
+/// Sets the stack Region's low end (the deepest active frame's bottom).
+void knod_rt_frame(knod::vm::Run* run, int32_t region, void* lo);
+/// Drops the regions added since knod_rt_enter returned `saved`.
+void knod_rt_leave(knod::vm::Run* run, int32_t saved);
+
+/// Supplied by the target: env static regions check (map value pools).
+bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool write);
+/// Supplied by the target: runs run.tail_target's body (clearing tail_target) with r1 on the
+/// frame `fp` at `depth` (see knod_rt_tail_call); returns its r0.
+uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* fp, uint32_t depth,
+                             int32_t region);
+}

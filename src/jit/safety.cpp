@@ -1,0 +1,285 @@
+// Range analysis (see safety.h): abstract interpretation of each subprogram to a fixpoint.
+#include "jit/safety.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+
+#include "jit/cfg.h"
+
+namespace knod::jit {
+namespace {
+
+enum class K : uint8_t { kUnknown, kScalar, kFp, kCtx, kPkt, kPktEnd };
+
+// kScalar: unsigned value in [lo, hi]. kFp/kCtx: base + lo (lo == hi). kPkt: data + x with
+// x in [lo, hi] (joins of different constant offsets, bounded variable offsets).
+struct Val {
+  K k = K::kUnknown;
+  int64_t lo = 0, hi = 0;
+  bool operator==(const Val&) const = default;
+};
+
+struct State {
+  Val r[kNumRegs];
+  int64_t pkt_range = 0;  ///< data + pkt_range <= data_end holds
+  bool operator==(const State&) const = default;
+};
+
+constexpr int64_t kMaxOff = 1 << 16;       ///< packet offsets tracked (MAX_PACKET_OFF)
+constexpr int64_t kMaxScalar = 1ll << 40;  ///< scalar bounds tracked
+constexpr int kWidenAfter = 8;             ///< visits of a pc before joins stop widening
+
+Val scalar(int64_t lo, int64_t hi) {
+  if (lo < 0 || hi > kMaxScalar || lo > hi) return Val{};
+  return Val{K::kScalar, lo, hi};
+}
+
+Val offset(Val v, int64_t dlo, int64_t dhi) {
+  switch (v.k) {
+    case K::kScalar:
+      return scalar(v.lo + dlo, v.hi + dhi);
+    case K::kFp:
+    case K::kCtx:
+      if (dlo != dhi || v.lo + dlo > kMaxOff || v.lo + dlo < -kMaxOff) return Val{};
+      return Val{v.k, v.lo + dlo, v.lo + dlo};
+    case K::kPkt:
+      if (v.lo + dlo < -kMaxOff || v.hi + dhi > kMaxOff) return Val{};
+      return Val{K::kPkt, v.lo + dlo, v.hi + dhi};
+    default:
+      return Val{};
+  }
+}
+
+Val join(const Val& a, const Val& b, bool widen) {
+  if (a == b) return a;
+  if (!widen || a.k != b.k || (a.k != K::kPkt && a.k != K::kScalar)) return Val{};
+  return Val{a.k, std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
+
+State join(const State& a, const State& b, bool widen) {
+  State s;
+  for (int i = 0; i < kNumRegs; ++i) s.r[i] = join(a.r[i], b.r[i], widen);
+  s.pkt_range = std::min(a.pkt_range, b.pkt_range);
+  return s;
+}
+
+unsigned size_of(const Insn& i) {
+  switch (BPF_SIZE(i.code)) {
+    case BPF_B:
+      return 1;
+    case BPF_H:
+      return 2;
+    case BPF_W:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// Helpers that never move or resize the packet (kernel bpf_helper_changes_pkt_data is false):
+// map ops, time, printk, prandom, cpu id, tail call, redirects, csum_diff, perf/ringbuf output.
+bool keeps_packet(int32_t id) {
+  switch (id) {
+    case 1:
+    case 2:
+    case 3:
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 12:
+    case 23:
+    case 25:
+    case 28:
+    case 51:
+    case 87:
+    case 88:
+    case 89:
+    case 125:
+    case 130:
+    case 131:
+    case 132:
+    case 133:
+    case 160:
+    case 208:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Packet bound learned from `if (a OP b)` on the taken (`taken`=true) or fall-through edge.
+void learn(State& s, const Insn& i, bool taken) {
+  if (insn_class(i) != BPF_JMP || BPF_SRC(i.code) != BPF_X) return;
+  Val a = s.r[i.dst_reg], b = s.r[i.src_reg];
+  uint8_t op = BPF_OP(i.code);
+  // Normalise to "pkt REL end".
+  if (a.k == K::kPktEnd && b.k == K::kPkt) {
+    std::swap(a, b);
+    switch (op) {
+      case BPF_JGT:
+        op = BPF_JLT;
+        break;
+      case BPF_JGE:
+        op = BPF_JLE;
+        break;
+      case BPF_JLT:
+        op = BPF_JGT;
+        break;
+      case BPF_JLE:
+        op = BPF_JGE;
+        break;
+      default:
+        return;
+    }
+  }
+  if (a.k != K::kPkt || b.k != K::kPktEnd) return;
+  // data + x <= end (x >= a.lo) holds on: JGT/JGE fall-through, JLT/JLE taken.
+  bool le =
+      ((op == BPF_JGT || op == BPF_JGE) && !taken) || ((op == BPF_JLT || op == BPF_JLE) && taken);
+  if (le && a.lo > s.pkt_range) s.pkt_range = a.lo;
+}
+
+void step_alu(State& s, const Insn& i) {
+  Val& d = s.r[i.dst_reg];
+  uint8_t op = BPF_OP(i.code);
+  bool is64 = insn_class(i) == BPF_ALU64;
+  bool k = BPF_SRC(i.code) == BPF_K;
+  Val src = k ? (i.imm >= 0 ? scalar(i.imm, i.imm) : Val{}) : s.r[i.src_reg];
+  if (op == BPF_MOV && (k ? true : i.off == 0)) {
+    if (!is64)
+      d = k ? scalar(uint32_t(i.imm), uint32_t(i.imm)) : scalar(0, UINT32_MAX);
+    else
+      d = src;
+    if (is64 && k && i.imm < 0) d = Val{};
+    return;
+  }
+  if (!is64) {  // 32-bit results: only their width is known
+    d = (op == BPF_AND && k && i.imm >= 0) ? scalar(0, i.imm) : scalar(0, UINT32_MAX);
+    return;
+  }
+  if (op == BPF_ADD && src.k == K::kScalar) {
+    d = offset(d, src.lo, src.hi);
+  } else if (op == BPF_ADD && d.k == K::kScalar && src.k != K::kUnknown) {
+    d = offset(src, d.lo, d.hi);
+  } else if (op == BPF_ADD && k && i.imm < 0) {
+    d = offset(d, i.imm, i.imm);
+  } else if (op == BPF_SUB && k && d.k != K::kScalar) {
+    d = offset(d, -int64_t(i.imm), -int64_t(i.imm));
+  } else if (op == BPF_AND && src.k == K::kScalar && src.lo == src.hi) {
+    d = scalar(0, d.k == K::kScalar ? std::min(d.hi, src.hi) : src.hi);
+  } else if (op == BPF_LSH && k && d.k == K::kScalar && i.imm >= 0 && i.imm < 32 &&
+             d.hi <= (kMaxScalar >> i.imm)) {
+    d = scalar(d.lo << i.imm, d.hi << i.imm);
+  } else if (op == BPF_RSH && k && d.k == K::kScalar && i.imm >= 0 && i.imm < 64) {
+    d = scalar(d.lo >> i.imm, d.hi >> i.imm);
+  } else {
+    d = Val{};
+  }
+}
+
+}  // namespace
+
+std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
+                                         CtxKind ctx) {
+  std::vector<AccessInfo> out(insns.size());
+  for (size_t si = 0; si < subs.size(); ++si) {
+    uint32_t lo = subs[si], hi = subprogram_end(subs, si, insns.size());
+    std::vector<std::optional<State>> in(hi - lo);
+    State entry;
+    entry.r[10] = Val{K::kFp, 0, 0};
+    if (lo == 0 && ctx == CtxKind::kXdp) entry.r[1] = Val{K::kCtx, 0, 0};
+    std::vector<int> visits(hi - lo, 0);
+    in[0] = entry;
+    std::deque<uint32_t> work{lo};
+    auto flow = [&](int64_t to, const State& s) {
+      if (to < lo || to >= hi) return;
+      auto& slot = in[to - lo];
+      State n = slot ? join(*slot, s, ++visits[to - lo] <= kWidenAfter) : s;
+      if (slot && *slot == n) return;
+      slot = n;
+      work.push_back(uint32_t(to));
+    };
+    while (!work.empty()) {
+      uint32_t pc = work.front();
+      work.pop_front();
+      State s = *in[pc - lo];
+      const Insn& i = insns[pc];
+      uint8_t cls = insn_class(i);
+      if (i.dst_reg >= kNumRegs || i.src_reg >= kNumRegs) continue;
+      if (cls == BPF_ALU || cls == BPF_ALU64) {
+        if (BPF_OP(i.code) == BPF_END)
+          s.r[i.dst_reg] = Val{};
+        else
+          step_alu(s, i);
+        flow(pc + 1, s);
+      } else if (cls == BPF_LD) {
+        s.r[i.dst_reg] = Val{};
+        flow(pc + 2, s);
+      } else if (cls == BPF_LDX) {
+        Val base = s.r[i.src_reg];
+        Val res{};
+        unsigned n = size_of(i);
+        if (BPF_MODE(i.code) == BPF_MEM && n < 8) res = scalar(0, (int64_t(1) << (8 * n)) - 1);
+        if (base.k == K::kCtx && ctx == CtxKind::kXdp && BPF_MODE(i.code) == BPF_MEM && n == 4) {
+          int64_t o = base.lo + i.off;
+          if (o == 0)
+            res = Val{K::kPkt, 0, 0};  // xdp_md->data
+          else if (o == 4)
+            res = Val{K::kPktEnd, 0, 0};  // xdp_md->data_end
+          else
+            res = Val{};
+        }
+        s.r[i.dst_reg] = res;
+        flow(pc + 1, s);
+      } else if (cls == BPF_ST || cls == BPF_STX) {
+        if (cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC)
+          s.r[i.imm == BPF_CMPXCHG ? 0 : i.src_reg] = Val{};
+        flow(pc + 1, s);
+      } else if (BPF_OP(i.code) == BPF_CALL) {
+        for (int r = 0; r <= 5; ++r) s.r[r] = Val{};
+        bool helper = i.src_reg == 0 && BPF_SRC(i.code) == BPF_K;
+        if (!helper || !keeps_packet(i.imm)) {
+          for (int r = 6; r < 10; ++r)
+            if (s.r[r].k == K::kPkt || s.r[r].k == K::kPktEnd) s.r[r] = Val{};
+          s.pkt_range = 0;
+        }
+        flow(pc + 1, s);
+      } else if (BPF_OP(i.code) == BPF_EXIT) {
+      } else if (auto t = jump_target(i, pc)) {
+        if (BPF_OP(i.code) == BPF_JA) {
+          flow(*t, s);
+        } else {
+          State taken = s, fall = s;
+          learn(taken, i, true);
+          learn(fall, i, false);
+          flow(*t, taken);
+          flow(pc + 1, fall);
+        }
+      }
+    }
+    for (uint32_t pc = lo; pc < hi; ++pc) {
+      const Insn& i = insns[pc];
+      uint8_t cls = insn_class(i);
+      bool mem = cls == BPF_LDX || cls == BPF_ST || cls == BPF_STX;
+      if (!mem || !in[pc - lo] || i.dst_reg >= kNumRegs || i.src_reg >= kNumRegs) continue;
+      const State& s = *in[pc - lo];
+      Val base = s.r[cls == BPF_LDX ? i.src_reg : i.dst_reg];
+      int64_t o = base.lo + i.off, n = size_of(i);
+      AccessInfo& a = out[pc];
+      a.kind = AccessKind::kChecked;
+      if (base.k == K::kFp && o >= -kStackSize && o + n <= 0) {
+        a = AccessInfo{AccessKind::kStack, int32_t(o)};
+      } else if (base.k == K::kPkt && o >= 0 && base.hi + i.off + n <= s.pkt_range &&
+                 !(cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC)) {
+        a.kind = AccessKind::kPacket;
+      } else if (base.k == K::kCtx && cls == BPF_LDX && o >= 0) {
+        a = AccessInfo{AccessKind::kCtx, int32_t(o)};
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace knod::jit

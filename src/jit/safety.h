@@ -1,0 +1,39 @@
+// Range analysis for the JIT's memory accesses: which LDX/ST/STX/atomic instructions are
+// provably in bounds and need no run-time check. A forward data-flow over each subprogram
+// (join = equal or unknown; packet range = minimum) tracks registers that hold
+//   r10 + c (stack),   ctx + c (CtxKind::kXdp: r1 at entry),   data + c (packet pointer
+//   from xdp_md->data), data_end, and scalar constants.
+// A stack access r10 + c + off of `size` bytes is proven when -512 <= c+off and c+off+size <= 0.
+// A packet access data + c + off is proven when 0 <= c+off and c+off+size <= N, N being the
+// largest bound established on every path by a `data + N > data_end` style comparison
+// (kernel verifier's find_good_pkt_pointers). Helper calls drop packet facts (they may move
+// the packet, bpf_xdp_adjust_head). Everything else is checked at run time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "isa/insn.h"
+#include "jit/lower.h"
+
+namespace knod::jit {
+
+enum class AccessKind : uint8_t {
+  kNone = 0,  ///< not a memory access, or unreachable
+  kChecked,   ///< needs a run-time check
+  kStack,     ///< proven: frame pointer + `off`
+  kPacket,    ///< proven: inside the packet bytes checked against data_end
+  kCtx,       ///< ctx object at constant byte offset `off` (a load rewritten by ctx_load)
+};
+
+struct AccessInfo {
+  AccessKind kind = AccessKind::kNone;
+  int32_t off = 0;  ///< kStack: byte offset from r10 (negative); kCtx: offset in the ctx
+};
+
+/// Classifies every instruction of `insns`. `subs`: sorted entry pcs of the subprograms
+/// (0 first). Result is indexed by pc.
+std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
+                                         CtxKind ctx);
+
+}  // namespace knod::jit

@@ -1,0 +1,233 @@
+#include "maps/hash.h"
+
+#include <cstring>
+#include <mutex>
+
+#include "maps/jhash.h"
+
+namespace knod::maps {
+
+namespace {
+constexpr uint32_t kHtabFlags =
+    BPF_F_NO_PREALLOC | BPF_F_NO_COMMON_LRU | BPF_F_NUMA_NODE | kAccessFlags | BPF_F_ZERO_SEED;
+constexpr uint32_t kNil = HashTable::kNil;
+uint32_t hash_fn(const void* key, uint32_t key_size) {
+  return htab_hash(key, key_size, 0);
+}
+
+bool is_percpu(uint32_t t) {
+  return t == BPF_MAP_TYPE_PERCPU_HASH || t == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+bool is_lru(uint32_t t) {
+  return t == BPF_MAP_TYPE_LRU_HASH || t == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+// htab_map_alloc_check(); runs before the table is sized.
+const MapDef& checked(const std::string& name, const MapDef& def) {
+  check_flags(name, def, kHtabFlags);
+  if (!is_lru(def.type) && (def.map_flags & BPF_F_NO_COMMON_LRU))
+    bad_def(name, def, "BPF_F_NO_COMMON_LRU on a non-LRU hash");
+  if (is_lru(def.type) && (def.map_flags & BPF_F_NO_PREALLOC))
+    bad_def(name, def, "BPF_F_NO_PREALLOC on an LRU hash", "ENOTSUPP");
+  if (def.max_entries == 0) bad_def(name, def, "max_entries 0");
+  if (def.key_size == 0) bad_def(name, def, "key_size 0");
+  if (def.value_size == 0) bad_def(name, def, "value_size 0");
+  if (def.key_size > 512) bad_def(name, def, "key_size over 512 bytes", "E2BIG");
+  if (is_percpu(def.type) && round_up8(def.value_size) > 32768)
+    bad_def(name, def, "per-CPU value_size over 32 KiB", "E2BIG");
+  if (def.max_entries > (1u << 31)) bad_def(name, def, "max_entries over 2^31", "E2BIG");
+  return def;
+}
+
+// Per-CPU maps hold ncpus slots per element.
+uint32_t elem_bytes(const MapDef& def, uint32_t ncpus) {
+  uint64_t b = round_up8(def.value_size) * uint64_t(is_percpu(def.type) ? ncpus : 1);
+  return uint32_t(b);
+}
+
+struct Guard {
+  SpinLock* a;
+  SpinLock* b;
+  Guard(SpinLock* x, SpinLock* y) : a(x), b(y) {
+    if (a) a->lock();
+    b->lock();
+  }
+  ~Guard() {
+    b->unlock();
+    if (a) a->unlock();
+  }
+};
+}  // namespace
+
+HashMap::HashMap(std::string name, MapDef def, uint32_t ncpus)
+    : Map(name, checked(name, def)),
+      percpu_(is_percpu(def.type)),
+      lru_(is_lru(def.type)),
+      ncpus_(percpu_ ? ncpus : 1),
+      stride_(round_up8(def.value_size)),
+      table_(def.key_size, elem_bytes(def, ncpus), def.max_entries, hash_fn) {
+  if (lru_) {
+    lru_prev_.assign(def.max_entries, kNil);
+    lru_next_.assign(def.max_entries, kNil);
+    ref_.reset(new std::atomic<uint8_t>[def.max_entries]());
+  }
+}
+
+void HashMap::lru_unlink(uint32_t e) {
+  if (lru_prev_[e] != kNil)
+    lru_next_[lru_prev_[e]] = lru_next_[e];
+  else
+    lru_head_ = lru_next_[e];
+  if (lru_next_[e] != kNil)
+    lru_prev_[lru_next_[e]] = lru_prev_[e];
+  else
+    lru_tail_ = lru_prev_[e];
+  lru_prev_[e] = lru_next_[e] = kNil;
+}
+
+void HashMap::lru_touch_head(uint32_t e) {
+  lru_prev_[e] = kNil;
+  lru_next_[e] = lru_head_;
+  if (lru_head_ != kNil) lru_prev_[lru_head_] = e;
+  lru_head_ = e;
+  if (lru_tail_ == kNil) lru_tail_ = e;
+}
+
+uint32_t HashMap::evict() {
+  // Second chance: a referenced tail element moves to the head once with its bit cleared.
+  for (uint32_t tries = 0; lru_tail_ != kNil && tries <= def().max_entries; ++tries) {
+    uint32_t e = lru_tail_;
+    if (ref_[e].exchange(0, std::memory_order_relaxed) && tries < def().max_entries) {
+      lru_unlink(e);
+      lru_touch_head(e);
+      continue;
+    }
+    lru_unlink(e);
+    uint32_t b = table_.bucket(table_.hash(table_.key_at(e)));
+    table_.lock(b).lock();
+    table_.unlink(b, e);
+    table_.lock(b).unlock();
+    return e;  // stays counted as allocated: the caller reuses it
+  }
+  return kNil;
+}
+
+void* HashMap::lookup(const void* key, uint32_t cpu) {
+  uint32_t h = table_.hash(key), b = table_.bucket(h);
+  Guard g(lru_ ? &map_lock_ : nullptr, &table_.lock(b));
+  uint32_t e = table_.find(b, h, key);
+  if (e == kNil) return nullptr;
+  if (lru_) ref_[e].store(1, std::memory_order_relaxed);
+  uint8_t* v = table_.value_at(e);
+  if (percpu_) {
+    if (cpu >= ncpus_) return nullptr;
+    v += size_t(cpu) * stride_;
+  }
+  return v;
+}
+
+void HashMap::store(uint32_t e, const void* value, uint32_t cpu, bool fresh) {
+  uint8_t* v = table_.value_at(e);
+  if (!percpu_) {
+    std::memcpy(v, value, def().value_size);
+  } else if (cpu == kAllCpus) {
+    // pcpu_copy_value() copies round_up(value_size, 8) per CPU, padding included.
+    std::memcpy(v, value, table_.value_bytes());
+  } else {
+    // pcpu_init_value(): a new element gets the value on this CPU and zeroes elsewhere.
+    if (fresh) std::memset(v, 0, table_.value_bytes());
+    std::memcpy(v + size_t(cpu) * stride_, value, def().value_size);
+  }
+}
+
+long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint32_t cpu) {
+  if ((flags & ~uint64_t(BPF_F_LOCK)) > BPF_EXIST || (flags & BPF_F_LOCK)) return -EINVAL;
+  if (percpu_ && cpu != kAllCpus && cpu >= ncpus_) return -EINVAL;
+  uint32_t h = table_.hash(key), b = table_.bucket(h);
+  if (lru_) map_lock_.lock();
+  table_.lock(b).lock();
+  long ret = 0;
+  uint32_t e = table_.find(b, h, key);
+  if (e != kNil && flags == BPF_NOEXIST) {
+    ret = -EEXIST;
+  } else if (e == kNil && flags == BPF_EXIST) {
+    ret = -ENOENT;
+  } else if (e != kNil) {
+    store(e, value, cpu, false);
+    if (!percpu_) {  // a new element at the head replaces the old one
+      table_.unlink(b, e);
+      table_.link_head(b, e, h);
+    }
+    if (lru_) {
+      lru_unlink(e);
+      lru_touch_head(e);
+    }
+  } else {
+    e = table_.alloc();
+    if (e == kNil && lru_) {
+      table_.lock(b).unlock();  // eviction locks the victim's bucket (map_lock_ held)
+      e = evict();
+      table_.lock(b).lock();
+    }
+    if (e == kNil) {
+      ret = -E2BIG;
+    } else {
+      std::memcpy(table_.key_at(e), key, def().key_size);
+      store(e, value, cpu, true);
+      table_.link_head(b, e, h);
+      if (lru_) {
+        ref_[e].store(0, std::memory_order_relaxed);
+        lru_touch_head(e);
+      }
+    }
+  }
+  table_.lock(b).unlock();
+  if (lru_) map_lock_.unlock();
+  return ret;
+}
+
+long HashMap::update(const void* key, const void* value, uint64_t flags, uint32_t cpu) {
+  return do_update(key, value, flags, cpu);
+}
+
+long HashMap::user_update(const void* key, const void* value, uint64_t flags) {
+  return do_update(key, value, flags, percpu_ ? kAllCpus : 0);
+}
+
+long HashMap::remove(const void* key) {
+  uint32_t h = table_.hash(key), b = table_.bucket(h);
+  if (lru_) map_lock_.lock();
+  table_.lock(b).lock();
+  uint32_t e = table_.find(b, h, key);
+  if (e != kNil) {
+    table_.unlink(b, e);
+    if (lru_) lru_unlink(e);
+  }
+  table_.lock(b).unlock();
+  if (e != kNil) table_.release(e);
+  if (lru_) map_lock_.unlock();
+  return e == kNil ? -ENOENT : 0;
+}
+
+uint32_t HashMap::user_value_size() const {
+  return percpu_ ? ncpus_ * stride_ : def().value_size;
+}
+
+long HashMap::user_lookup(const void* key, void* value) {
+  uint32_t h = table_.hash(key), b = table_.bucket(h);
+  Guard g(lru_ ? &map_lock_ : nullptr, &table_.lock(b));
+  uint32_t e = table_.find(b, h, key);
+  if (e == kNil) return -ENOENT;
+  std::memcpy(value, table_.value_at(e), user_value_size());
+  return 0;
+}
+
+long HashMap::get_next_key(const void* key, void* next_key) {
+  if (lru_) {
+    std::lock_guard<SpinLock> g(map_lock_);
+    return table_.get_next_key(key, next_key);
+  }
+  return table_.get_next_key(key, next_key);
+}
+
+}  // namespace knod::maps

@@ -1,0 +1,60 @@
+// BPF_MAP_TYPE_HASH, PERCPU_HASH, LRU_HASH, LRU_PERCPU_HASH (kernel/bpf/hashtab.c).
+//
+// Preallocated always (BPF_F_NO_PREALLOC is accepted and ignored, as the data path must not
+// allocate). Hashing is the kernel's jhash with seed 0, so with BPF_F_ZERO_SEED the
+// get_next_key order equals the kernel's; without it the kernel's order is random anyway.
+// Replacing a HASH/LRU_HASH element moves it to the head of its bucket (the kernel links a
+// new element at the head); PERCPU variants update in place (as the kernel does).
+//
+// LRU: when all max_entries are in use, inserting a new key evicts instead of failing. knod
+// keeps one recency list with a reference bit set by lookups and evicts from the cold end
+// with a second chance for referenced elements. The kernel (kernel/bpf/bpf_lru_list.c) keeps
+// per-CPU local free lists and active/inactive lists and evicts in batches, so *which* key is
+// evicted can differ; what holds in both: the map never exceeds max_entries, the inserted key
+// is present, and recently used keys survive over cold ones. NO_COMMON_LRU is accepted and
+// treated as a common LRU. Concurrency: bucket spinlocks; LRU maps additionally take one
+// map-wide spinlock per operation (eviction touches several buckets).
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "maps/hash_table.h"
+
+namespace knod::maps {
+
+class HashMap : public Map {
+ public:
+  HashMap(std::string name, MapDef def, uint32_t ncpus);
+
+  void* lookup(const void* key, uint32_t cpu) override;
+  long update(const void* key, const void* value, uint64_t flags, uint32_t cpu) override;
+  long remove(const void* key) override;
+
+  uint32_t user_value_size() const override;
+  long user_lookup(const void* key, void* value) override;
+  long user_update(const void* key, const void* value, uint64_t flags) override;
+  long get_next_key(const void* key, void* next_key) override;
+  std::vector<Pool> value_pools() override { return {table_.pool()}; }
+
+  uint32_t count() const { return table_.count(); }
+
+ private:
+  /// cpu == kAllCpus: value holds ncpus slots of round_up(value_size, 8) (user side).
+  static constexpr uint32_t kAllCpus = UINT32_MAX;
+  long do_update(const void* key, const void* value, uint64_t flags, uint32_t cpu);
+  void store(uint32_t e, const void* value, uint32_t cpu, bool fresh);
+  uint32_t evict();  // LRU: frees one element, returns it (allocated); kNil if none
+  void lru_touch_head(uint32_t e);
+  void lru_unlink(uint32_t e);
+
+  bool percpu_, lru_;
+  uint32_t ncpus_, stride_;
+  HashTable table_;
+  SpinLock map_lock_;  // LRU maps only
+  std::vector<uint32_t> lru_prev_, lru_next_;
+  std::unique_ptr<std::atomic<uint8_t>[]> ref_;
+  uint32_t lru_head_ = HashTable::kNil, lru_tail_ = HashTable::kNil;
+};
+
+}  // namespace knod::maps

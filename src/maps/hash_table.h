@@ -1,0 +1,69 @@
+// The storage under every hashed map (HASH family, DEVMAP_HASH, HASH_OF_MAPS): a flat,
+// preallocated chained table shaped like the kernel's htab (kernel/bpf/hashtab.c):
+// n_buckets = roundup_pow_of_two(max_entries), bucket = hash & (n_buckets - 1), new elements
+// go to the head of their bucket list, get_next_key walks the bucket list then later buckets.
+//
+// Memory: keys, values, list links and the free list are separate flat arrays sized at
+// creation; nothing is allocated after the constructor. Concurrency: one spinlock per bucket
+// guards its list (the kernel's bucket lock); the free list has its own lock, always taken
+// after a bucket lock. Callers hold lock(b) around find/link/unlink of bucket b.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "maps/util.h"
+
+namespace knod::maps {
+
+class HashTable {
+ public:
+  static constexpr uint32_t kNil = UINT32_MAX;
+  using HashFn = uint32_t (*)(const void* key, uint32_t key_size);
+
+  /// value_bytes: bytes stored per element (already multiplied by ncpus for per-CPU maps).
+  HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entries, HashFn fn);
+
+  uint32_t key_size() const { return key_size_; }
+  uint32_t value_bytes() const { return value_bytes_; }
+  uint32_t n_buckets() const { return n_buckets_; }
+  uint32_t hash(const void* key) const { return fn_(key, key_size_); }
+  uint32_t bucket(uint32_t hash) const { return hash & (n_buckets_ - 1); }
+  SpinLock& lock(uint32_t b) { return locks_[b]; }
+
+  // ---- under lock(b) ----
+  /// Element holding `key` in bucket b, or kNil.
+  uint32_t find(uint32_t b, uint32_t hash, const void* key) const;
+  void link_head(uint32_t b, uint32_t e, uint32_t hash);
+  void unlink(uint32_t b, uint32_t e);
+  uint32_t first(uint32_t b) const { return head_[b]; }
+  uint32_t next(uint32_t e) const { return next_[e]; }
+
+  /// A free element or kNil when all max_entries are in use.
+  uint32_t alloc();
+  void release(uint32_t e);
+  uint32_t count() const { return count_; }
+
+  uint8_t* key_at(uint32_t e) { return keys_.data() + size_t(e) * key_size_; }
+  uint8_t* value_at(uint32_t e) { return values_.data() + size_t(e) * value_bytes_; }
+  /// Index of the element whose value contains `p`, or kNil.
+  uint32_t element_of(const void* p) const;
+
+  /// The kernel's htab_map_get_next_key(): key nullptr or absent -> first element.
+  long get_next_key(const void* key, void* next_key);
+
+  Map::Pool pool() { return {values_.data(), values_.size()}; }
+
+ private:
+  uint32_t key_size_, value_bytes_, max_entries_, n_buckets_;
+  HashFn fn_;
+  std::vector<uint32_t> head_, next_, prev_, hash_;
+  std::vector<uint8_t> keys_, values_;
+  std::vector<uint32_t> free_;
+  uint32_t nfree_ = 0, count_ = 0;
+  SpinLock free_lock_;
+  std::unique_ptr<SpinLock[]> locks_;
+};
+
+}  // namespace knod::maps

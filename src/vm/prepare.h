@@ -1,0 +1,22 @@
+// knod program preparation: the load step between an object's program text and an executor.
+#pragma once
+
+#include <string>
+
+#include "vm/abi.h"
+
+namespace knod::vm {
+
+/// Checks and links one program for `env` (kernel: bpf_check + resolve_pseudo_ldimm64):
+///   - verifier::check_structure (knod::Error "insn N: ...");
+///   - every helper call (BPF_CALL, src_reg 0) must name a helper of env.helpers
+///     (knod::Error "unknown helper 123 (insn 45)");
+///   - ld_imm64 BPF_PSEUDO_MAP_IDX (5) / BPF_PSEUDO_MAP_FD (1), imm = index into env.maps,
+///     becomes the map's host pointer (maps::Map*), a plain constant (src_reg 0);
+///   - ld_imm64 BPF_PSEUDO_MAP_IDX_VALUE (6) / BPF_PSEUDO_MAP_VALUE (2), imm = map index,
+///     second imm = byte offset, becomes the address of that byte of the value of key 0
+///     (error if the map has no such value or the offset is not below value_size);
+///   - BPF_PSEUDO_FUNC is left for the executor; BPF_PSEUDO_BTF_ID is rejected.
+Program prepare(std::string name, const InsnVec& insns, const Env& env);
+
+}  // namespace knod::vm

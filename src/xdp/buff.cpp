@@ -1,0 +1,77 @@
+// struct xdp_buff layout and struct xdp_md ctx rewriting (net/core/filter.c).
+#include "xdp/buff.h"
+
+#include <cstddef>
+
+#include "device/batch.h"
+
+namespace knod::xdp {
+
+void Buff::init(uint8_t* frame, uint32_t fsz, uint32_t data_off, uint32_t data_len, uint32_t mlen) {
+  data_hard_start = reinterpret_cast<uint64_t>(frame);
+  frame_sz = fsz;
+  data = data_hard_start + data_off;
+  data_meta = data - mlen;
+  data_end = data + data_len;
+}
+
+uint64_t Buff::data_hard_end() const {
+  return data_hard_start + frame_sz - device::kTailroom;
+}
+
+bool Buff::attach(vm::Run& run) {
+  run.ctx_lo = reinterpret_cast<uint64_t>(ctx);
+  run.ctx_hi = run.ctx_lo + sizeof(ctx);
+  run.ctx_load = &ctx_load;
+  run.ctx_store = &ctx_store;
+  run.prog_state = this;
+  packet_region = run.add_region(data_meta, data_end, true);
+  return packet_region >= 0;
+}
+
+void Buff::sync(vm::Run& run) const {
+  if (packet_region >= 0) run.regions[packet_region] = vm::Region{data_meta, data_end, true};
+}
+
+Buff* buff_of(vm::Run& run, uint64_t ctx) {
+  auto* b = static_cast<Buff*>(run.prog_state);
+  if (!b || ctx != run.ctx_lo || run.ctx_lo == 0) {
+    run.fault = vm::Fault::kBadHelper;
+    return nullptr;
+  }
+  return b;
+}
+
+// offsetof(struct xdp_md, ...) from linux/bpf.h.
+bool ctx_load(vm::Run& run, uint32_t off, uint32_t size, uint64_t* value) {
+  const auto* b = static_cast<const Buff*>(run.prog_state);
+  if (!b || size != 4 || off % 4 != 0) return false;  // __is_valid_xdp_access
+  switch (off) {
+    case 0:
+      *value = b->data;
+      return true;
+    case 4:
+      *value = b->data_end;
+      return true;
+    case 8:
+      *value = b->data_meta;
+      return true;
+    case 12:
+      *value = b->ingress_ifindex;
+      return true;
+    case 16:
+      *value = b->rx_queue_index;
+      return true;
+    case 20:
+      *value = b->egress_ifindex;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ctx_store(vm::Run&, uint32_t, uint32_t, uint64_t) {
+  return false;
+}
+
+}  // namespace knod::xdp

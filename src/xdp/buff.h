@@ -1,0 +1,66 @@
+// The XDP packet buffer of one run (kernel `struct xdp_buff`) and the `struct xdp_md` ctx
+// rewriting (net/core/filter.c xdp_convert_ctx_access, xdp_is_valid_access).
+// Layout as BPF_PROG_TEST_RUN builds it (net/bpf/test_run.c bpf_prog_test_run_xdp): a frame of
+// frame_sz bytes, XDP_PACKET_HEADROOM before the data, SKB_DATA_ALIGN(skb_shared_info)
+// tailroom that the program may not grow into.
+#pragma once
+
+#include <cstdint>
+
+#include "vm/abi.h"
+
+namespace knod::xdp {
+
+constexpr uint32_t kEthHlen = 14;         ///< ETH_HLEN: the least a packet may shrink to
+constexpr uint32_t kXdpFrameSize = 40;    ///< sizeof(struct xdp_frame) on 64-bit: kept free
+                                          ///< at data_hard_start (bpf_xdp_adjust_head/meta)
+constexpr uint32_t kXdpMdSize = 24;       ///< sizeof(struct xdp_md)
+constexpr uint32_t kMaxMetaLen = 252;     ///< xdp_metalen_invalid(): u8 meta_len, 4-aligned
+constexpr uint32_t kLoopbackIfindex = 1;  ///< test_run's rxq is loopback_dev queue 0
+
+/// One packet: addresses in the executor's (= host) address space.
+struct Buff {
+  uint64_t data_hard_start = 0;
+  uint64_t data_meta = 0;  ///< == data when there is no metadata
+  uint64_t data = 0;
+  uint64_t data_end = 0;
+  uint32_t frame_sz = 0;  ///< bytes from data_hard_start to the frame end (incl. tailroom)
+  uint32_t ingress_ifindex = kLoopbackIfindex;
+  uint32_t rx_queue_index = 0;
+  uint32_t egress_ifindex = 0;  ///< 0: not a BPF_XDP_DEVMAP program run
+  int packet_region = -1;       ///< index of [data_meta, data_end) in Run::regions
+
+  /// bpf_redirect_info of the run: device::redirect_encode(...) of the last successful
+  /// bpf_redirect / bpf_redirect_map, 0 after a failed lookup.
+  uint64_t redirect = 0;
+  uint64_t held_lock = 0;  ///< address of a bpf_spin_lock held by the program, or 0
+
+  alignas(8) uint8_t ctx[kXdpMdSize] = {};  ///< the ctx object r1 points at (never read)
+
+  /// Sets the layout: frame of frame_sz bytes, packet at data_off with data_len bytes and
+  /// meta_len bytes of metadata just before it.
+  void init(uint8_t* frame, uint32_t frame_sz, uint32_t data_off, uint32_t data_len,
+            uint32_t meta_len);
+  /// Hooks the buffer into `run`: ctx range and accessors, prog_state, the packet region.
+  /// Returns false when the run has no free region.
+  bool attach(vm::Run& run);
+  /// Re-publishes [data_meta, data_end) after a helper moved head, meta or tail.
+  void sync(vm::Run& run) const;
+
+  uint64_t data_hard_end() const;  ///< xdp_data_hard_end(): frame end minus the tailroom
+  uint32_t len() const { return uint32_t(data_end - data); }
+  uint32_t meta_len() const { return uint32_t(data - data_meta); }
+};
+
+/// The run's Buff when `ctx` is the run's ctx pointer; else nullptr and run.fault =
+/// kBadHelper (the kernel's verifier only lets a PTR_TO_CTX through).
+Buff* buff_of(vm::Run& run, uint64_t ctx);
+
+/// CtxLoadFn for struct xdp_md: u32 loads at 0 data, 4 data_end, 8 data_meta (64-bit
+/// pointers), 12 ingress_ifindex, 16 rx_queue_index, 20 egress_ifindex. Anything else
+/// (other sizes, unaligned, out of range) is rejected (kCtxAccess).
+bool ctx_load(vm::Run& run, uint32_t off, uint32_t size, uint64_t* value);
+/// CtxStoreFn: XDP programs may not write their ctx (xdp_is_valid_access), always false.
+bool ctx_store(vm::Run& run, uint32_t off, uint32_t size, uint64_t value);
+
+}  // namespace knod::xdp

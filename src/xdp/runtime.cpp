@@ -1,0 +1,148 @@
+// xdp::Runtime: env construction and the per-packet run (net/bpf/test_run.c
+// bpf_prog_test_run_xdp, include/net/xdp.h xdp_init_buff / xdp_prepare_buff).
+#include "xdp/runtime.h"
+
+#include <fmt/core.h>
+
+#include <atomic>
+
+#include "base/error.h"
+#include "maps/perf_event_array.h"
+#include "maps/ringbuf.h"
+#include "vm/prepare.h"
+#include "xdp/buff.h"
+#include "xdp/helpers.h"
+
+namespace knod::xdp {
+
+const char* action_name(uint32_t action) {
+  switch (action) {
+    case XDP_ABORTED:
+      return "XDP_ABORTED";
+    case XDP_DROP:
+      return "XDP_DROP";
+    case XDP_PASS:
+      return "XDP_PASS";
+    case XDP_TX:
+      return "XDP_TX";
+    case XDP_REDIRECT:
+      return "XDP_REDIRECT";
+    default:
+      return "XDP_UNKNOWN";
+  }
+}
+
+namespace {
+const loader::ProgramSpec* find(const loader::Object& obj, const std::string& name, size_t* idx) {
+  for (size_t pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < obj.programs.size(); ++i)
+      if ((pass == 0 ? obj.programs[i].name : obj.programs[i].section) == name) {
+        *idx = i;
+        return &obj.programs[i];
+      }
+  return nullptr;
+}
+}  // namespace
+
+Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opts)
+    : opts_(std::move(opts)) {
+  if (opts_.ncpus == 0) opts_.ncpus = 1;
+  const loader::ProgramSpec* spec = find(obj, prog, &entry_);
+  if (!spec) {
+    std::string names;
+    for (const auto& p : obj.programs) names += (names.empty() ? "" : ", ") + p.name;
+    throw Error(fmt::format("no program '{}' in {} (programs: {})", prog, obj.path,
+                            names.empty() ? "none" : names));
+  }
+  env_.maps = obj.maps;
+  env_.helpers = &helpers();
+  env_.clock_ns = opts_.clock_ns;
+  env_.seed = opts_.seed;
+  env_.user = this;
+  for (const auto& m : obj.maps)
+    for (const auto& p : m->value_pools()) {
+      const auto lo = reinterpret_cast<uint64_t>(p.base);
+      env_.static_regions.push_back(vm::Region{lo, lo + p.bytes, !m->prog_readonly()});
+    }
+  // Every program of the object, so PROG_ARRAY slot values (object program indices) resolve.
+  // A program that is not XDP-compatible (other helpers) only fails if it is the entry.
+  for (size_t i = 0; i < obj.programs.size(); ++i) {
+    try {
+      programs_.push_back(std::make_unique<vm::Program>(
+          vm::prepare(obj.programs[i].name, obj.programs[i].insns, env_)));
+    } catch (const Error& e) {
+      if (i == entry_) throw Error(fmt::format("program '{}': {}", spec->name, e.what()));
+      programs_.push_back(nullptr);
+    }
+  }
+  for (const auto& p : programs_) env_.programs.push_back(p.get());
+  for (uint32_t c = 0; c < opts_.ncpus; ++c)
+    prng_.push_back(opts_.seed * 0x9e3779b97f4a7c15ull + c * 0xbf58476d1ce4e5b9ull + 1);
+}
+
+Runtime::~Runtime() = default;
+
+RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu) {
+  RunResult res;
+  const uint32_t off = batch.data_off[i], len = batch.data_len[i];
+  const uint32_t meta = batch.meta_len ? batch.meta_len[i] : 0;
+  const bool layout_ok = batch.stride > device::kTailroom && meta <= off &&
+                         uint64_t(off) + len <= batch.stride - device::kTailroom;
+  Buff b;
+  vm::Run run;
+  if (!layout_ok || cpu >= opts_.ncpus) {
+    res.fault = vm::Fault::kOutOfBounds;
+  } else {
+    b.init(batch.frames + size_t(i) * batch.stride, batch.stride, off, len, meta);
+    if (batch.ingress_ifindex) b.ingress_ifindex = batch.ingress_ifindex[i];
+    if (batch.rx_queue_index) b.rx_queue_index = batch.rx_queue_index[i];
+    run.env = &env_;
+    run.cpu = cpu;
+    run.insn_budget = opts_.insn_budget;
+    run.prng = prng_[cpu];
+    b.attach(run);
+    const uint64_t r0 = ex.run(run, *programs_[entry_], run.ctx_lo, 0);
+    prng_[cpu] = run.prng;
+    if (b.held_lock)  // only after a fault: the verifier forces the unlock
+      std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
+    res.fault = run.fault;
+    res.fault_pc = run.fault_pc;
+    if (res.fault == vm::Fault::kNone) res.retval = uint32_t(r0);
+  }
+  if (res.fault == vm::Fault::kNone) {
+    res.verdict = res.retval <= XDP_REDIRECT ? res.retval : uint32_t(XDP_ABORTED);
+    if (res.verdict == XDP_REDIRECT) res.redirect = b.redirect;
+    batch.data_off[i] = uint32_t(b.data - b.data_hard_start);
+    batch.data_len[i] = b.len();
+    if (batch.meta_len) batch.meta_len[i] = b.meta_len();
+  } else {
+    res.verdict = XDP_ABORTED;
+  }
+  batch.verdict[i] = res.verdict;
+  if (batch.redirect) batch.redirect[i] = res.redirect;
+  if (batch.fault) batch.fault[i] = uint8_t(res.fault);
+  verdicts_[res.verdict]++;
+  faults_[uint32_t(res.fault)]++;
+  if (opts_.perf || opts_.ringbuf) drain_outputs();
+  return res;
+}
+
+void Runtime::emit_trace(uint32_t cpu, std::string_view msg) {
+  if (!opts_.trace) return;
+  std::lock_guard lock(sink_mu_);
+  opts_.trace(cpu, msg);
+}
+
+void Runtime::drain_outputs() {
+  std::lock_guard lock(sink_mu_);
+  for (const auto& m : env_.maps) {
+    if (opts_.perf)
+      if (auto* pe = dynamic_cast<maps::PerfEventArray*>(m.get()))
+        pe->drain([&](uint32_t slot, const uint8_t* d, uint32_t n) { opts_.perf(*m, slot, d, n); });
+    if (opts_.ringbuf)
+      if (auto* rb = dynamic_cast<maps::RingBuf*>(m.get()))
+        rb->drain([&](const uint8_t* d, uint32_t n) { opts_.ringbuf(*m, d, n); });
+  }
+}
+
+}  // namespace knod::xdp

@@ -1,0 +1,109 @@
+// xdp::Runtime: one XDP program of a loaded object, ready to run packets of a device::Batch
+// with the kernel's BPF_PROG_TEST_RUN semantics (net/bpf/test_run.c bpf_prog_test_run_xdp).
+// It owns the vm::Env (maps, every program of the object for tail calls, helper table, map
+// value pools), the output sinks (trace_printk, perf, ring buffer) and the counters.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/batch.h"
+#include "loader/object.h"
+#include "vm/abi.h"
+#include "vm/executor.h"
+#include "xdp/fib.h"
+
+namespace knod::xdp {
+
+/// bpf_trace_printk output: one formatted message (no trailing newline added), its CPU.
+using TraceSink = std::function<void(uint32_t cpu, std::string_view msg)>;
+/// bpf_perf_event_output record: map, perf ring index (CPU), record bytes.
+using PerfSink =
+    std::function<void(const maps::Map& map, uint32_t index, const uint8_t* data, size_t len)>;
+/// bpf_ringbuf_output / bpf_ringbuf_submit record: map and sample bytes.
+using RingbufSink = std::function<void(const maps::Map& map, const uint8_t* data, size_t len)>;
+
+struct Options {
+  uint32_t ncpus = 1;     ///< CPUs (workers) that may call run_packet at the same time
+  uint64_t clock_ns = 0;  ///< pinned clock for bpf_ktime_get_*_ns, bpf_jiffies64; 0 = real
+  uint64_t seed = 0;      ///< bpf_get_prandom_u32 / syncookie secret seed
+  uint64_t insn_budget = 1'000'000;     ///< instructions per packet before Fault::kInsnBudget
+  std::shared_ptr<const FibTable> fib;  ///< bpf_fib_lookup / bpf_check_mtu; null = empty
+  TraceSink trace;                      ///< null: bpf_trace_printk formats and drops
+  PerfSink perf;        ///< null: records stay in the map (maps::PerfEventArray::drain)
+  RingbufSink ringbuf;  ///< null: records stay in the ring, which fills up as in the kernel
+};
+
+/// Outcome of one packet.
+struct RunResult {
+  uint32_t retval = 0;    ///< r0 as BPF_PROG_TEST_RUN reports it (u32), 0 on a fault
+  uint32_t verdict = 0;   ///< XDP_ABORTED..XDP_REDIRECT; retval > XDP_REDIRECT or a fault →
+                          ///< XDP_ABORTED (bpf_warn_invalid_xdp_action on a real NIC)
+  uint64_t redirect = 0;  ///< device::redirect_encode target for XDP_REDIRECT, else 0
+  vm::Fault fault = vm::Fault::kNone;
+  uint32_t fault_pc = 0;  ///< instruction slot of the fault
+};
+
+constexpr uint32_t kNumActions = 5;  ///< XDP_ABORTED..XDP_REDIRECT
+constexpr uint32_t kNumFaults = 7;   ///< vm::Fault values (kNone..kCtxAccess)
+
+class Runtime {
+ public:
+  /// Builds the env for `obj` and selects program `prog` (name or section). Every program of
+  /// the object is prepared (vm::prepare) so a PROG_ARRAY value i tail-calls
+  /// obj.programs[i]. Throws knod::Error: unknown program, a program that fails to prepare.
+  Runtime(const loader::Object& obj, const std::string& prog, Options opts);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const vm::Env& env() const { return env_; }
+  const vm::Program& program() const { return *programs_[entry_]; }
+  const Options& options() const { return opts_; }
+
+  /// Runs the program on slot i of `batch` on worker `cpu` (< ncpus). Reads frames,
+  /// data_off, data_len, meta_len (if non-null: metadata bytes before data at entry, else 0),
+  /// ingress_ifindex (null: 1, loopback), rx_queue_index (null: 0). Writes data_off,
+  /// data_len, meta_len, verdict, redirect, fault of slot i. The frame is batch.stride bytes
+  /// (frame_sz); the tailroom device::kTailroom at its end is never given to the program.
+  /// A slot whose layout is impossible (packet outside the frame, < ETH_HLEN) is aborted
+  /// with Fault::kOutOfBounds without running. Thread-safe for distinct cpus.
+  RunResult run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
+
+  /// Packets per verdict (index = enum xdp_action) and per fault (index = vm::Fault).
+  uint64_t verdict_count(uint32_t action) const { return verdicts_[action].load(); }
+  uint64_t fault_count(vm::Fault f) const { return faults_[uint32_t(f)].load(); }
+
+  // ---- for helpers ------------------------------------------------------------------
+  void emit_trace(uint32_t cpu, std::string_view msg);
+  /// Drains every PERF_EVENT_ARRAY / RINGBUF map into the perf / ringbuf sinks (done after
+  /// each packet when a sink is set).
+  void drain_outputs();
+
+ private:
+  Options opts_;
+  vm::Env env_;
+  std::vector<std::unique_ptr<vm::Program>> programs_;
+  size_t entry_ = 0;
+  std::vector<uint64_t> prng_;  ///< per-CPU bpf_get_prandom_u32 state
+  std::array<std::atomic<uint64_t>, kNumActions> verdicts_{};
+  std::array<std::atomic<uint64_t>, kNumFaults> faults_{};
+  std::mutex sink_mu_;
+};
+
+/// The Runtime of a run, or nullptr (helpers run without one in unit tests).
+inline Runtime* runtime_of(const vm::Run& run) {
+  return run.env ? static_cast<Runtime*>(run.env->user) : nullptr;
+}
+
+/// "XDP_PASS" etc.; "XDP_UNKNOWN" for other values.
+const char* action_name(uint32_t action);
+
+}  // namespace knod::xdp

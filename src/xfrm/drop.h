@@ -1,0 +1,45 @@
+// Per-packet results and counters (names follow `ip -s xfrm state` and /proc/net/xfrm_stat).
+#pragma once
+
+#include <cstdint>
+
+namespace knod::xfrm {
+
+/// Outcome of one packet. kOk: processed; every other value is a counted drop.
+enum class Drop : uint8_t {
+  kOk = 0,
+  kShort,        ///< packet shorter than its headers / ESP trailer (XfrmInHdrError)
+  kNotEsp,       ///< not ESP (or UDP-encapsulated ESP) to a known SA address
+  kUnknownSpi,   ///< no SA for (SPI, dst, proto) (XfrmInNoStates)
+  kReplay,       ///< sequence number already seen ("replay")
+  kTooOld,       ///< left of the replay window ("replay-window")
+  kIntegrity,    ///< ICV check failed ("integrity failed")
+  kBadPadding,   ///< pad bytes not 1,2,3... or pad length too long (RFC 4303 §2.4)
+  kDummy,        ///< next header 59: dummy packet (RFC 4303 §2.6), dropped on purpose
+  kNoPolicy,     ///< outbound packet matched no policy (passed through unchanged)
+  kNoSa,         ///< policy template names no installed SA (XfrmOutNoStates)
+  kSeqOverflow,  ///< outbound sequence number would cycle (RFC 4303 §3.3.3)
+  kTooBig,       ///< no headroom/tailroom for the ESP headers
+  kLimit,        ///< SA hard byte/packet limit reached (XfrmOutStateExpired)
+  kMalformed,    ///< bad IP header (version, lengths)
+  kCount
+};
+
+/// Short name of a Drop ("replay", "integrity-failed", ...).
+const char* drop_name(Drop d);
+
+/// Counters for one SA or for a whole run. Units: packets and bytes (of the input packet).
+struct Counters {
+  uint64_t packets = 0;  ///< processed successfully
+  uint64_t bytes = 0;    ///< bytes of those packets (ESP payload, as `ip -s`)
+  uint64_t drops[uint32_t(Drop::kCount)] = {};
+  uint64_t& operator[](Drop d) { return drops[uint32_t(d)]; }
+  uint64_t operator[](Drop d) const { return drops[uint32_t(d)]; }
+  void add(const Counters& o) {
+    packets += o.packets;
+    bytes += o.bytes;
+    for (uint32_t i = 0; i < uint32_t(Drop::kCount); ++i) drops[i] += o.drops[i];
+  }
+};
+
+}  // namespace knod::xfrm

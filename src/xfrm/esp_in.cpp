@@ -1,0 +1,158 @@
+// Inbound ESP, one packet (RFC 4303 §3.4; RFC 3948 §3 for UDP-encapsulated ESP).
+#include <cstring>
+
+#include "xfrm/esn.h"
+#include "xfrm/esp.h"
+#include "xfrm/ip.h"
+#include "xfrm/tunnel.h"
+
+namespace knod::xfrm {
+namespace {
+
+/// Window pre-check of a full sequence number (RFC 4303 §3.4.3; Linux: seq 0 never valid
+/// without ESN; ESN with replay-window 0 checks nothing).
+Drop window_check(const SaConfig& c, const ReplayState& r, uint64_t seq) {
+  if (c.esn() && c.replay_window == 0) return Drop::kOk;
+  if (!c.esn() && seq == 0) return Drop::kReplay;
+  switch (replay_check(r, seq)) {
+    case ReplayCheck::kOk:
+      return Drop::kOk;
+    case ReplayCheck::kReplay:
+      return Drop::kReplay;
+    case ReplayCheck::kTooOld:
+      return Drop::kTooOld;
+  }
+  return Drop::kReplay;
+}
+
+}  // namespace
+
+Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, Sa*& sa,
+                    PktState& st, CryptoOp& op, uint64_t* batch_top) {
+  sa = nullptr;
+  uint8_t* p = slot + off;
+  if (len < kIpv4Hdr) return Drop::kShort;
+  Addr dst;
+  uint32_t hlen, tot;
+  uint8_t proto;
+  if ((p[0] >> 4) == 4) {
+    hlen = (p[0] & 15) * 4u;
+    tot = ld16(p + 2);
+    proto = p[9];
+    if ((ld16(p + 6) & 0x3fff) != 0) return Drop::kMalformed;  // fragments: reassemble first
+    dst.family = 4;
+    std::memcpy(dst.bytes, p + 16, 4);
+  } else if ((p[0] >> 4) == 6) {
+    if (len < kIpv6Hdr) return Drop::kShort;
+    hlen = kIpv6Hdr;
+    tot = kIpv6Hdr + ld16(p + 4);
+    proto = p[6];
+    dst.family = 6;
+    std::memcpy(dst.bytes, p + 24, 16);
+  } else {
+    return Drop::kMalformed;
+  }
+  if (hlen < kIpv4Hdr || tot < hlen || tot > len) return Drop::kMalformed;
+  uint32_t udp = 0;
+  if (proto == kProtoUdp) {
+    // RFC 3948 §2.2: a zero non-ESP marker is IKE, a lone 0xff byte a NAT keepalive.
+    if (tot < hlen + kUdpHdr + kEspHdr || ld32(p + hlen + kUdpHdr) == 0) return Drop::kNotEsp;
+    udp = kUdpHdr;
+  } else if (proto != kProtoEsp) {
+    return Drop::kNotEsp;
+  }
+  uint8_t* esp = p + hlen + udp;
+  if (tot < hlen + udp + kEspHdr) return Drop::kShort;
+  uint32_t spi = ld32(esp);
+  sa = sad.find(spi, dst, kProtoEsp);
+  if (!sa || sa->cfg.encap != (udp != 0)) {
+    sa = nullptr;
+    return Drop::kUnknownSpi;
+  }
+  const SaConfig& c = sa->cfg;
+  uint32_t esp_len = tot - hlen - udp, iv = c.iv_len();
+  if (esp_len < kEspHdr + iv + 2 + c.icv_len) return Drop::kShort;
+  uint32_t clen = esp_len - kEspHdr - iv - c.icv_len;
+  if (clen % c.align()) return Drop::kMalformed;  // RFC 4303 §2.4 alignment
+  uint32_t lo = ld32(esp + 4);
+  uint64_t top = sa->replay.top;
+  if (batch_top && batch_top[sa->index] > top) top = batch_top[sa->index];
+  st.seq = c.esn() ? esn_infer(top, c.replay_window, lo) : lo;
+  if (Drop d = window_check(c, sa->replay, st.seq); d != Drop::kOk) return d;
+  if (batch_top && st.seq > batch_top[sa->index]) batch_top[sa->index] = st.seq;
+  st.esp_off = uint32_t(esp - slot);
+  st.ip_len = hlen;
+  st.udp_len = udp;
+  op = CryptoOp{};
+  op.sa = sa->index;
+  op.iv = esp + kEspHdr;
+  op.data = op.iv + iv;
+  op.len = c.cipher == Cipher::kAesGmac ? 0 : clen;
+  op.icv = op.data + clen;
+  op.esn = c.esn();
+  op.seq_hi = uint32_t(st.seq >> 32);
+  st32(op.aad, spi);
+  if (op.esn) {
+    st32(op.aad + 4, op.seq_hi), st32(op.aad + 8, lo), op.aad_len = 12;
+  } else {
+    st32(op.aad + 4, lo), op.aad_len = 8;
+  }
+  if (c.cipher == Cipher::kAesGmac) {
+    op.aad2 = op.iv, op.aad2_len = iv + clen;
+  } else {
+    op.auth = esp, op.auth_len = kEspHdr + iv + clen;
+  }
+  return Drop::kOk;
+}
+
+Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const PktState& st,
+                   const CryptoOp& op) {
+  const SaConfig& c = sa.cfg;
+  if (!op.ok) return Drop::kIntegrity;
+  // Re-check against the window as it is now (an earlier packet of the batch may have
+  // moved it), with the sequence number the ICV just authenticated; then advance.
+  if (Drop d = window_check(c, sa.replay, st.seq); d != Drop::kOk) return d;
+  if (c.esn() && c.replay_window == 0) {
+    if (st.seq > sa.replay.top) sa.replay.top = st.seq;  // only feeds ESN inference
+  } else {
+    replay_advance(sa.replay, st.seq);
+  }
+  uint32_t clen = uint32_t(op.icv - op.data);
+  uint8_t* data = op.data;
+  uint8_t padlen = data[clen - 1 - 1], nh = data[clen - 1];
+  if (uint32_t(padlen) + 2 > clen) return Drop::kBadPadding;
+  for (uint32_t i = 0; i < padlen; ++i)
+    if (data[clen - 2 - padlen + i] != uint8_t(i + 1)) return Drop::kBadPadding;
+  if (nh == kProtoNone) return Drop::kDummy;
+  uint32_t plen = clen - 2 - padlen;
+  uint8_t* outer = slot + off;
+  if (c.mode == Mode::kTunnel) {
+    if (nh != kProtoIpip && nh != kProtoIpv6) return Drop::kMalformed;
+    uint32_t v = nh == kProtoIpip ? 4 : 6, need = v == 4 ? kIpv4Hdr : kIpv6Hdr;
+    if (plen < need || (data[0] >> 4) != v) return Drop::kMalformed;
+    uint32_t ilen = v == 4 ? ld16(data + 2) : kIpv6Hdr + ld16(data + 4);
+    if (ilen > plen) return Drop::kMalformed;
+    uint8_t tos = decap_tos(ip_tos(outer), ip_tos(data), c.flags);
+    ip_set_tos(data, tos);
+    if (v == 4) ipv4_set_csum(data);
+    off = uint32_t(data - slot);
+    len = ilen;
+  } else {
+    uint32_t hlen = st.ip_len;
+    uint8_t* start = data - hlen;
+    std::memmove(start, outer, hlen);
+    if ((start[0] >> 4) == 4) {
+      st16(start + 2, uint16_t(hlen + plen));
+      start[9] = nh;
+      ipv4_set_csum(start);
+    } else {
+      st16(start + 4, uint16_t(plen));
+      start[6] = nh;
+    }
+    off = uint32_t(start - slot);
+    len = hlen + plen;
+  }
+  return Drop::kOk;
+}
+
+}  // namespace knod::xfrm

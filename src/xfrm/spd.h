@@ -1,0 +1,55 @@
+// Security Policy Database for outbound packets (`ip xfrm policy add ... dir out tmpl ...`):
+// the first matching policy by priority picks the SA template (RFC 4301 §4.4.1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "xfrm/sa.h"
+
+namespace knod::xfrm {
+
+enum class Dir : uint8_t { kIn, kOut, kFwd };
+enum class Action : uint8_t { kAllow, kBlock };
+
+/// `tmpl src X dst Y proto esp reqid N mode M`.
+struct Tmpl {
+  Addr src, dst;
+  uint8_t proto = kProtoEsp;
+  uint32_t spi = 0;
+  uint32_t reqid = 0;
+  Mode mode = Mode::kTransport;
+};
+
+struct Policy {
+  Selector sel;
+  Dir dir = Dir::kOut;
+  Action action = Action::kAllow;
+  uint32_t priority = 0;
+  bool has_tmpl = false;
+  Tmpl tmpl;
+};
+
+/// The 5-tuple a policy selector sees (addresses in network order, ports host order).
+struct FlowKey {
+  Addr src, dst;
+  uint8_t proto = 0;
+  uint16_t sport = 0, dport = 0;
+};
+
+/// True when `k` matches selector `s` (prefixes, proto and ports; 0 = any).
+bool selector_match(const Selector& s, const FlowKey& k);
+
+class Spd {
+ public:
+  void add(const Policy& p);
+  /// Best (lowest priority value, then first added) policy of `dir` matching `k`; or nullptr.
+  const Policy* lookup(Dir dir, const FlowKey& k) const;
+  uint32_t size() const { return uint32_t(pols_.size()); }
+  const Policy& operator[](uint32_t i) const { return pols_[i]; }
+
+ private:
+  std::vector<Policy> pols_;
+};
+
+}  // namespace knod::xfrm

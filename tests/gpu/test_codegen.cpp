@@ -1,0 +1,141 @@
+// Every conformance program, lowered by jit::lower and compiled by the GPU back ends: the PTX
+// must assemble with NVIDIA's ptxas (sm_80, sm_90) and the AMD code objects (gfx900, gfx1030)
+// must link with ld.lld and disassemble with llvm-objdump, with the batch kernel present.
+#include <gtest/gtest.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+#include "conformance.h"
+#include "device/amdgpu/code_object.h"
+#include "device/cuda/ptx.h"
+#include "device/gpu/codegen.h"
+#include "isa/asm.h"
+#include "jit/lower.h"
+
+namespace knod::gpu_test {
+namespace {
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("knod-gpu-test-" + std::to_string(getpid()) + "-" + name);
+  std::ofstream(p, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  return p.string();
+}
+
+std::unique_ptr<llvm::Module> lowered(const InsnVec& insns, llvm::LLVMContext& ctx) {
+  jit::LowerOptions o;
+  o.name = "knod_prog";
+  return jit::lower(insns, ctx, o);
+}
+
+class ConformanceCodegen : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
+  ConformanceCase c = load_conformance(GetParam());
+  if (c.insns.empty()) GTEST_SKIP() << "does not assemble: " << c.assemble_error;
+  // Tests whose program the lowering refuses are the JIT's (not the GPU's) business.
+  {
+    llvm::LLVMContext ctx;
+    try {
+      lowered(c.insns, ctx);
+    } catch (const Error& e) {
+      if (c.result) FAIL() << "lowering refused a valid program: " << e.what();
+      GTEST_SKIP() << "lowering refuses it (expected error): " << e.what();
+    }
+  }
+  for (const char* sm : {"sm_90", "sm_80"}) {
+    llvm::LLVMContext ctx;
+    auto m = lowered(c.insns, ctx);
+    std::string ptx = device::cuda::compile_ptx(*m, sm);
+    EXPECT_NE(ptx.find(".entry knod_xdp_batch"), std::string::npos) << sm;
+    std::string f = temp_file(c.name + "-" + sm + ".ptx", ptx), out;
+    int rc =
+        run_command(std::string(KNOD_PTXAS) + " -arch=" + sm + " " + f + " -o /dev/null", &out);
+    EXPECT_EQ(rc, 0) << sm << ": ptxas: " << out;
+    std::filesystem::remove(f);
+  }
+  for (const char* gfx : {"gfx900", "gfx1030"}) {
+    llvm::LLVMContext ctx;
+    auto m = lowered(c.insns, ctx);
+    std::string co = device::amdgpu::compile_code_object(*m, gfx);
+    ASSERT_GE(co.size(), 4u);
+    EXPECT_EQ(co.substr(0, 4),
+              "\x7f"
+              "ELF");
+    std::string f = temp_file(c.name + "-" + gfx + ".hsaco", co), out;
+    int rc = run_command(
+        std::string(KNOD_LLVM_OBJDUMP) + " --triple=amdgcn-amd-amdhsa --mcpu=" + gfx + " -d " + f,
+        &out);
+    EXPECT_EQ(rc, 0) << gfx << ": llvm-objdump: " << out;
+    EXPECT_NE(out.find("<knod_xdp_batch>:"), std::string::npos) << gfx << ":\n" << out;
+    EXPECT_NE(out.find("s_endpgm"), std::string::npos) << gfx;
+    std::filesystem::remove(f);
+  }
+}
+
+std::vector<std::string> files() {
+  auto v = conformance_files(std::string(KNOD_SHARED_DIR) + "/conformance/tests");
+  if (v.empty()) v.push_back("missing-conformance-suite");
+  return v;
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& i) {
+  std::string s = std::filesystem::path(i.param).stem().string();
+  for (char& ch : s)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, ConformanceCodegen, ::testing::ValuesIn(files()), test_name);
+
+TEST(GpuCodegen, ConformanceSuitePresent) {
+  EXPECT_GT(conformance_files(std::string(KNOD_SHARED_DIR) + "/conformance/tests").size(), 100u)
+      << "KNOD_SHARED_DIR=" << KNOD_SHARED_DIR;
+}
+
+// A helper the GPU runtime lacks is a load-time error naming it, on both back ends.
+TEST(GpuCodegen, UnsupportedHelperIsALoadError) {
+  InsnVec p = isa::assemble("mov %r1, 0\ncall 69\nexit\n");
+  for (int cuda = 1; cuda >= 0; --cuda) {
+    llvm::LLVMContext ctx;
+    auto m = lowered(p, ctx);
+    try {
+      if (cuda)
+        device::cuda::compile_ptx(*m, "sm_90");
+      else
+        device::amdgpu::compile_code_object(*m, "gfx1030");
+      FAIL() << "bpf_fib_lookup compiled for the GPU";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), cuda ? "helper bpf_fib_lookup (69) not supported on cuda yet"
+                                  : "helper bpf_fib_lookup (69) not supported on amdgpu yet");
+    }
+  }
+}
+
+// Supported helpers compile: map lookup, adjust_head, csum_diff, redirect and ktime.
+TEST(GpuCodegen, SupportedHelpersCompile) {
+  InsnVec p = isa::assemble(
+      "mov %r1, 1\nmov %r2, 0\ncall 23\n"                                      // bpf_redirect(1, 0)
+      "call 5\n"                                                               // bpf_ktime_get_ns
+      "mov %r1, 0\nmov %r2, 0\nmov %r3, 0\nmov %r4, 0\nmov %r5, 0\ncall 28\n"  // csum_diff
+      "exit\n");
+  llvm::LLVMContext ctx;
+  auto m = lowered(p, ctx);
+  std::string ptx = device::cuda::compile_ptx(*m, "sm_90");
+  EXPECT_NE(ptx.find("globaltimer"), std::string::npos);
+}
+
+TEST(GpuCodegen, UnknownTargetIsAnError) {
+  InsnVec p = isa::assemble("mov %r0, 0\nexit\n");
+  llvm::LLVMContext ctx;
+  auto m = lowered(p, ctx);
+  EXPECT_THROW(device::amdgpu::compile_code_object(*m, "gfx9999"), Error);
+}
+
+}  // namespace
+}  // namespace knod::gpu_test

@@ -1,0 +1,271 @@
+// JitExecutor behaviour beyond the ISA suite, each case checked against the expected value
+// and against the reference interpreter: instruction budget, call depth, frames, tail calls,
+// callbacks (Run::call_func), ctx rewriting with proven packet accesses, map value regions.
+#include "jit/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "isa/asm.h"
+#include "vm/interp.h"
+#include "vm/prepare.h"
+
+namespace knod::jit {
+namespace {
+
+// Test helpers (ids as the kernel's where they mean the same).
+uint64_t h_tail_call(vm::Run& run, uint64_t, uint64_t, uint64_t idx, uint64_t, uint64_t) {
+  if (idx < run.env->programs.size()) run.tail_target = run.env->programs[idx];
+  return uint64_t(-22);  // returned only when the tail call does not happen
+}
+uint64_t h_loop(vm::Run& run, uint64_t n, uint64_t fn, uint64_t ctx, uint64_t, uint64_t) {
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t r = run.call_func(run, fn, i, ctx, 0, 0, 0);
+    if (run.fault != vm::Fault::kNone || r) return i + 1;
+  }
+  return n;
+}
+uint64_t h_add(vm::Run&, uint64_t a, uint64_t b, uint64_t, uint64_t, uint64_t) {
+  return a + b;
+}
+
+const vm::HelperTable& helpers() {
+  static vm::HelperTable t = [] {
+    vm::HelperTable t;
+    t.fn[12] = h_tail_call;
+    t.fn[181] = h_loop;
+    t.fn[100] = h_add;
+    return t;
+  }();
+  return t;
+}
+
+struct Result {
+  uint64_t r0;
+  vm::Fault fault;
+};
+
+Result run_on(vm::Executor& ex, vm::Env& env, const vm::Program& p, uint64_t budget = 1'000'000) {
+  vm::Run run;
+  run.env = &env;
+  run.insn_budget = budget;
+  uint64_t r0 = ex.run(run, p, 0, 0);
+  return {r0, run.fault};
+}
+
+// Runs on both executors; returns the JIT's result after checking they agree.
+Result both(const char* text, uint64_t budget = 1'000'000) {
+  vm::Env env;
+  env.helpers = &helpers();
+  vm::Program p{"t", isa::assemble(text)};
+  env.programs.push_back(&p);
+  vm::Interpreter interp;
+  JitExecutor jit;
+  Result a = run_on(interp, env, p, budget), b = run_on(jit, env, p, budget);
+  EXPECT_EQ(a.fault, b.fault) << text;
+  EXPECT_EQ(a.r0, b.r0) << text;
+  return b;
+}
+
+TEST(JitExecutor, InfiniteLoopHitsTheBudget) {
+  Result r = both("mov %r0, 0\nl: add %r0, 1\nja l\nexit", 10'000);
+  EXPECT_EQ(r.fault, vm::Fault::kInsnBudget);
+}
+
+TEST(JitExecutor, BoundedLoopRuns) {
+  Result r = both(R"(
+    mov %r0, 0
+    mov %r1, 100
+  l:
+    add %r0, %r1
+    sub %r1, 1
+    jne %r1, 0, l
+    exit)");
+  EXPECT_EQ(r.fault, vm::Fault::kNone);
+  EXPECT_EQ(r.r0, 5050u);
+}
+
+TEST(JitExecutor, RecursionFaultsWithCallDepth) {
+  Result r = both("call local f\nexit\nf: call local f\nexit");
+  EXPECT_EQ(r.fault, vm::Fault::kCallDepth);
+}
+
+TEST(JitExecutor, FramesAreSeparateAndCalleeSeesCallerStack) {
+  Result r = both(R"(
+    mov %r6, 7
+    stdw [%r10-8], 40
+    mov %r1, %r10
+    add %r1, -8
+    call local f
+    ldxdw %r1, [%r10-8]
+    add %r0, %r1
+    add %r0, %r6
+    exit
+  f:
+    stdw [%r10-8], 1000
+    ldxdw %r2, [%r1+0]
+    add %r2, 2
+    stxdw [%r1+0], %r2
+    mov %r6, 99
+    ldxdw %r0, [%r10-8]
+    exit)");
+  EXPECT_EQ(r.fault, vm::Fault::kNone);
+  EXPECT_EQ(r.r0, 1000u + 42 + 7);
+}
+
+TEST(JitExecutor, DeadFrameIsOutOfBounds) {
+  // After f returns, its frame (below the caller's) is no longer part of the stack region.
+  Result r = both(R"(
+    call local f
+    mov %r1, %r10
+    add %r1, -520
+    ldxdw %r0, [%r1+0]
+    exit
+  f:
+    mov %r0, 0
+    exit)");
+  EXPECT_EQ(r.fault, vm::Fault::kOutOfBounds);
+}
+
+TEST(JitExecutor, TailCallReplacesTheProgram) {
+  vm::Env env;
+  env.helpers = &helpers();
+  vm::Program a{"a", isa::assemble("mov %r6, 5\nmov %r3, 1\ncall 12\nmov %r0, 77\nexit")};
+  vm::Program b{"b", isa::assemble("mov %r0, 123\nexit")};
+  vm::Program self{"self", isa::assemble("mov %r3, 2\ncall 12\nexit")};
+  env.programs = {&a, &b, &self};
+  vm::Interpreter interp;
+  JitExecutor jit;
+  EXPECT_EQ(run_on(jit, env, a).r0, 123u);
+  EXPECT_EQ(run_on(interp, env, a).r0, 123u);
+  // Tail-calling itself: kMaxTailCalls are taken, then the call falls through with -22.
+  vm::Run run;
+  run.env = &env;
+  EXPECT_EQ(jit.run(run, self, 0, 0), uint64_t(-22));
+  EXPECT_EQ(run.tail_calls, uint32_t(kMaxTailCalls));
+  EXPECT_EQ(run_on(interp, env, self).r0, uint64_t(-22));
+}
+
+TEST(JitExecutor, CallbacksRunThroughCallFunc) {
+  // bpf_loop(10, cb, &sum): cb adds its index to *ctx; sum = 45.
+  Result r = both(R"(
+    stdw [%r10-8], 0
+    mov %r1, 10
+    lddw %r2, func(+8)
+    mov %r3, %r10
+    add %r3, -8
+    call 181
+    ldxdw %r0, [%r10-8]
+    exit
+    mov %r0, 0
+    exit
+    ldxdw %r3, [%r2+0]
+    add %r3, %r1
+    stxdw [%r2+0], %r3
+    mov %r0, 0
+    exit)");
+  EXPECT_EQ(r.fault, vm::Fault::kNone);
+  EXPECT_EQ(r.r0, 45u);
+}
+
+TEST(JitExecutor, UnknownHelperFaults) {
+  EXPECT_EQ(both("call 99\nexit").fault, vm::Fault::kBadHelper);
+  EXPECT_EQ(both("mov %r1, 2\nmov %r2, 3\ncall 100\nexit").r0, 5u);
+}
+
+// A minimal XDP-like ctx: {u32 data, u32 data_end} rewritten to 64-bit packet pointers.
+struct Pkt {
+  uint8_t bytes[64];
+  uint32_t len;
+};
+bool ctx_load(vm::Run& run, uint32_t off, uint32_t size, uint64_t* v) {
+  auto* p = static_cast<Pkt*>(run.prog_state);
+  if (size != 4) return false;
+  if (off == 0)
+    *v = reinterpret_cast<uint64_t>(p->bytes);
+  else if (off == 4)
+    *v = reinterpret_cast<uint64_t>(p->bytes) + p->len;
+  else
+    return false;
+  return true;
+}
+
+TEST(JitExecutor, XdpCtxAndProvenPacketAccesses) {
+  vm::Env env;
+  env.helpers = &helpers();
+  vm::Program p{"parse", isa::assemble(R"(
+    ldxw %r2, [%r1+0]
+    ldxw %r3, [%r1+4]
+    mov %r4, %r2
+    add %r4, 14
+    mov %r0, 1
+    jgt %r4, %r3, out
+    ldxh %r0, [%r2+12]
+    stb [%r2+0], 0xee
+  out:
+    exit)")};
+  JitOptions o;
+  o.ctx = CtxKind::kXdp;
+  JitExecutor jit(o);
+  vm::Interpreter interp;
+  for (uint32_t len : {14u, 13u}) {
+    for (vm::Executor* ex :
+         {static_cast<vm::Executor*>(&jit), static_cast<vm::Executor*>(&interp)}) {
+      Pkt pkt{};
+      pkt.len = len;
+      pkt.bytes[12] = 0x08;
+      uint64_t ctx[2] = {};
+      vm::Run run;
+      run.env = &env;
+      run.prog_state = &pkt;
+      run.ctx_lo = reinterpret_cast<uint64_t>(ctx);
+      run.ctx_hi = run.ctx_lo + sizeof(ctx);
+      run.ctx_load = ctx_load;
+      run.add_region(reinterpret_cast<uint64_t>(pkt.bytes),
+                     reinterpret_cast<uint64_t>(pkt.bytes) + len, true);
+      uint64_t r0 = ex->run(run, p, run.ctx_lo, 0);
+      EXPECT_EQ(run.fault, vm::Fault::kNone) << ex->name();
+      EXPECT_EQ(r0, len == 14 ? 0x08u : 1u) << ex->name();
+      EXPECT_EQ(pkt.bytes[0], len == 14 ? 0xee : 0) << ex->name();
+    }
+  }
+  const CompiledProgram& cp = jit.compile(p);
+  EXPECT_EQ(cp.stats.accesses, 4u);
+  EXPECT_EQ(cp.stats.ctx_direct, 2u);
+  EXPECT_EQ(cp.stats.proven, 2u);
+  EXPECT_EQ(cp.stats.checked, 0u);
+  EXPECT_GT(cp.compile_ms, 0.0);
+}
+
+TEST(JitExecutor, StaticRegionsAreAccessibleOthersFault) {
+  alignas(8) static uint64_t value[2] = {5, 0};
+  vm::Env env;
+  env.helpers = &helpers();
+  env.static_regions.push_back(
+      vm::Region{reinterpret_cast<uint64_t>(value), reinterpret_cast<uint64_t>(value) + 16, true});
+  std::string text = "lddw %r1, " + std::to_string(reinterpret_cast<uint64_t>(value)) +
+                     "\nmov %r2, 3\nlock add [%r1+0], %r2\nldxdw %r0, [%r1+0]\nexit";
+  vm::Program ok{"ok", isa::assemble(text)};
+  JitExecutor jit;
+  EXPECT_EQ(run_on(jit, env, ok).r0, 8u);
+  std::string bad = "lddw %r1, " + std::to_string(reinterpret_cast<uint64_t>(value)) +
+                    "\nldxdw %r0, [%r1+16]\nexit";
+  vm::Program oob{"oob", isa::assemble(bad)};
+  EXPECT_EQ(run_on(jit, env, oob).fault, vm::Fault::kOutOfBounds);
+}
+
+TEST(JitExecutor, CompileTimeIsReportedPerOptLevel) {
+  vm::Program p{"p", isa::assemble("mov %r0, 1\nexit")};
+  for (int level = 0; level <= 3; ++level) {
+    JitOptions o;
+    o.opt_level = level;
+    JitExecutor jit(o);
+    EXPECT_GT(jit.compile(p).compile_ms, 0.0);
+    vm::Env env;
+    EXPECT_EQ(run_on(jit, env, p).r0, 1u);
+  }
+}
+
+}  // namespace
+}  // namespace knod::jit

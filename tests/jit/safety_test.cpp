@@ -1,0 +1,205 @@
+// Range analysis (jit/safety.h): which accesses are proven (stack at constant r10 offsets,
+// packet bytes below a data_end comparison, xdp_md fields) and which stay checked.
+#include "jit/safety.h"
+
+#include <gtest/gtest.h>
+
+#include "isa/asm.h"
+#include "jit/cfg.h"
+
+namespace knod::jit {
+namespace {
+
+std::vector<AccessInfo> analyze(const char* text, CtxKind ctx = CtxKind::kOpaque) {
+  InsnVec p = isa::assemble(text);
+  return analyze_accesses(p, find_subprograms(p), ctx);
+}
+
+TEST(JitSafety, StackAtConstantOffsetsIsProven) {
+  auto a = analyze(R"(
+    stxdw [%r10-8], %r1
+    ldxdw %r0, [%r10-8]
+    mov %r2, %r10
+    add %r2, -16
+    stw [%r2+4], 7
+    ldxb %r0, [%r10-512]
+    exit)");
+  EXPECT_EQ(a[0].kind, AccessKind::kStack);
+  EXPECT_EQ(a[0].off, -8);
+  EXPECT_EQ(a[1].kind, AccessKind::kStack);
+  EXPECT_EQ(a[4].kind, AccessKind::kStack);
+  EXPECT_EQ(a[4].off, -12);
+  EXPECT_EQ(a[5].kind, AccessKind::kStack);
+  EXPECT_EQ(a[5].off, -512);
+  EXPECT_EQ(a[2].kind, AccessKind::kNone);  // not an access
+}
+
+TEST(JitSafety, StackOutsideTheFrameIsChecked) {
+  auto a = analyze(R"(
+    ldxdw %r0, [%r10+0]
+    ldxdw %r0, [%r10-4]
+    ldxb %r0, [%r10-513]
+    mov %r2, %r10
+    add %r2, %r3
+    ldxb %r0, [%r2-1]
+    exit)");
+  EXPECT_EQ(a[0].kind, AccessKind::kChecked);  // [r10, r10+8) is above the frame
+  EXPECT_EQ(a[1].kind, AccessKind::kChecked);  // crosses r10
+  EXPECT_EQ(a[2].kind, AccessKind::kChecked);
+  EXPECT_EQ(a[5].kind, AccessKind::kChecked);  // unknown offset
+}
+
+constexpr const char* kParse = R"(
+    ldxw %r2, [%r1+0]
+    ldxw %r3, [%r1+4]
+    mov %r4, %r2
+    add %r4, 14
+    jgt %r4, %r3, drop
+    ldxb %r0, [%r2+13]
+    ldxh %r0, [%r2+12]
+    ldxb %r0, [%r2+14]
+    ldxw %r0, [%r2+12]
+    exit
+  drop:
+    ldxb %r0, [%r2+0]
+    exit)";
+
+TEST(JitSafety, PacketBelowDataEndCheckIsProven) {
+  auto a = analyze(kParse, CtxKind::kXdp);
+  EXPECT_EQ(a[0].kind, AccessKind::kCtx);
+  EXPECT_EQ(a[0].off, 0);
+  EXPECT_EQ(a[1].kind, AccessKind::kCtx);
+  EXPECT_EQ(a[1].off, 4);
+  EXPECT_EQ(a[5].kind, AccessKind::kPacket);    // byte 13 < 14
+  EXPECT_EQ(a[6].kind, AccessKind::kPacket);    // bytes 12-13
+  EXPECT_EQ(a[7].kind, AccessKind::kChecked);   // byte 14 not covered
+  EXPECT_EQ(a[8].kind, AccessKind::kChecked);   // bytes 12-15
+  EXPECT_EQ(a[10].kind, AccessKind::kChecked);  // taken edge: data + 14 > data_end
+}
+
+TEST(JitSafety, OpaqueCtxChecksEverything) {
+  auto a = analyze(kParse, CtxKind::kOpaque);
+  for (int pc : {0, 1, 5, 6, 7, 8, 10}) EXPECT_EQ(a[pc].kind, AccessKind::kChecked) << pc;
+}
+
+TEST(JitSafety, ReversedComparisonAndJoin) {
+  auto a = analyze(R"(
+    ldxw %r2, [%r1+0]
+    ldxw %r3, [%r1+4]
+    jeq %r5, 0, short
+    mov %r4, %r2
+    add %r4, 34
+    jlt %r3, %r4, drop
+    ldxw %r0, [%r2+30]
+    ja join
+  short:
+    mov %r4, %r2
+    add %r4, 20
+    jgt %r4, %r3, drop
+  join:
+    ldxw %r0, [%r2+30]
+    ldxw %r0, [%r2+16]
+    exit
+  drop:
+    mov %r0, 1
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[6].kind, AccessKind::kPacket);    // !(end < data + 34)
+  EXPECT_EQ(a[11].kind, AccessKind::kChecked);  // join: only 20 bytes on the `short` path
+  EXPECT_EQ(a[12].kind, AccessKind::kPacket);   // 16 + 4 <= min(34, 20)
+}
+
+TEST(JitSafety, HelperCallsForgetPacketBounds) {
+  auto a = analyze(R"(
+    ldxw %r6, [%r1+0]
+    ldxw %r7, [%r1+4]
+    mov %r4, %r6
+    add %r4, 8
+    jgt %r4, %r7, out
+    ldxb %r0, [%r6+0]
+    call 44
+    ldxb %r0, [%r6+0]
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[5].kind, AccessKind::kPacket);
+  EXPECT_EQ(a[7].kind, AccessKind::kChecked);  // bpf_xdp_adjust_head may move data
+}
+
+TEST(JitSafety, HelpersThatKeepThePacketKeepBounds) {
+  auto a = analyze(R"(
+    ldxw %r6, [%r1+0]
+    ldxw %r7, [%r1+4]
+    mov %r4, %r6
+    add %r4, 8
+    jgt %r4, %r7, out
+    call 5
+    ldxb %r0, [%r6+7]
+    ldxb %r0, [%r6+8]
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[6].kind, AccessKind::kPacket);   // bpf_ktime_get_ns does not touch the packet
+  EXPECT_EQ(a[7].kind, AccessKind::kChecked);  // beyond the 8 checked bytes
+}
+
+// VLAN or not: the L3 header pointer is data + x, x in [14, 18] after the join; `x + 20 <=
+// data_end` proves data + 34, so accesses below 34 - 18 from it are proven (conservative:
+// the kernel keeps the exact relation). The IPv4 IHL gives a bounded variable offset [0, 60].
+TEST(JitSafety, OffsetIntervalsAndVariableOffsets) {
+  auto a = analyze(R"(
+    ldxw %r3, [%r1+0]
+    ldxw %r9, [%r1+4]
+    mov %r6, %r3
+    add %r6, 14
+    jgt %r6, %r9, out
+    ldxh %r1, [%r3+12]
+    jne %r1, 0x81, l3
+    mov %r6, %r3
+    add %r6, 18
+    jgt %r6, %r9, out
+  l3:
+    mov %r1, %r6
+    add %r1, 20
+    jgt %r1, %r9, out
+    ldxb %r2, [%r6+0]
+    ldxw %r0, [%r6+12]
+    ldxb %r0, [%r6+15]
+    ldxb %r0, [%r6+20]
+    lsh %r2, 2
+    and %r2, 0x3c
+    mov %r1, %r6
+    add %r1, %r2
+    mov %r2, %r1
+    add %r2, 8
+    jgt %r2, %r9, out
+    ldxh %r0, [%r1+6]
+    ldxh %r0, [%r1+8]
+    ldxh %r0, [%r6+30]
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[5].kind, AccessKind::kPacket);
+  EXPECT_EQ(a[13].kind, AccessKind::kPacket);   // 18 + 0 + 1 <= 34
+  EXPECT_EQ(a[14].kind, AccessKind::kPacket);   // 18 + 12 + 4 <= 34
+  EXPECT_EQ(a[15].kind, AccessKind::kPacket);   // 18 + 15 + 1 <= 34
+  EXPECT_EQ(a[16].kind, AccessKind::kChecked);  // past x + 20: may be out of the packet
+  EXPECT_EQ(a[24].kind, AccessKind::kChecked);  // r1 = data + [14, 78]: 78 + 8 > 34
+  EXPECT_EQ(a[25].kind, AccessKind::kChecked);  // bytes 8-9 past the checked 8
+  EXPECT_EQ(a[26].kind, AccessKind::kChecked);  // 18 + 30 + 2 > 34
+}
+
+TEST(JitSafety, LoopCounterIsNotAConstant) {
+  auto a = analyze(R"(
+    mov %r2, %r10
+    add %r2, -8
+  loop:
+    stb [%r2+0], 1
+    add %r2, -8
+    jne %r3, 0, loop
+    exit)");
+  EXPECT_EQ(a[2].kind, AccessKind::kChecked);  // r2 = r10 - 8k
+}
+
+}  // namespace
+}  // namespace knod::jit

@@ -1,0 +1,134 @@
+// HASH family semantics (kernel/bpf/hashtab.c), LRU eviction, and concurrent program-side use.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "base/error.h"
+#include "maps/hash.h"
+#include "maps/jhash.h"
+
+using namespace knod::maps;
+
+TEST(Jhash, KnownValues) {
+  // lookup3 reference values (Bob Jenkins' driver5 in lookup3.c): hashlittle("", 0, 0) =
+  // 0xdeadbeef; hashlittle("Four score and seven years ago", 30, 0) = 0x17770551.
+  EXPECT_EQ(jhash("", 0, 0), 0xdeadbeefu);
+  EXPECT_EQ(jhash("Four score and seven years ago", 30, 0), 0x17770551u);
+  EXPECT_EQ(jhash("Four score and seven years ago", 30, 1), 0xcd628161u);
+  // jhash2 over whole words equals jhash over the same bytes (little-endian host).
+  uint32_t w[3] = {1, 2, 3};
+  EXPECT_EQ(jhash2(w, 3, 7), jhash(w, 12, 7));
+}
+
+TEST(HashMap, FlagsAndErrnos) {
+  MapPtr m = create_map("h", MapDef{BPF_MAP_TYPE_HASH, 4, 8, 2}, 1);
+  uint32_t k1 = 1, k2 = 2, k3 = 3;
+  uint64_t v = 10, out;
+  EXPECT_EQ(m->update(&k1, &v, BPF_EXIST, 0), -ENOENT);
+  EXPECT_EQ(m->update(&k1, &v, BPF_NOEXIST, 0), 0);
+  EXPECT_EQ(m->update(&k1, &v, BPF_NOEXIST, 0), -EEXIST);
+  v = 11;
+  EXPECT_EQ(m->update(&k1, &v, BPF_EXIST, 0), 0);
+  EXPECT_EQ(m->update(&k2, &v, BPF_ANY, 0), 0);
+  EXPECT_EQ(m->update(&k3, &v, BPF_ANY, 0), -E2BIG);  // full
+  EXPECT_EQ(m->update(&k1, &v, BPF_ANY, 0), 0);       // replacing still works when full
+  EXPECT_EQ(m->update(&k3, &v, 4, 0), -EINVAL);
+  EXPECT_EQ(m->user_lookup(&k1, &out), 0);
+  EXPECT_EQ(out, 11u);
+  EXPECT_EQ(m->user_lookup(&k3, &out), -ENOENT);
+  EXPECT_EQ(m->lookup(&k3, 0), nullptr);
+  EXPECT_EQ(m->remove(&k3), -ENOENT);
+  EXPECT_EQ(m->remove(&k1), 0);
+  EXPECT_EQ(m->update(&k3, &v, BPF_ANY, 0), 0);  // room again
+}
+
+TEST(HashMap, GetNextKeyVisitsEveryKeyOnce) {
+  MapPtr m = create_map("h", MapDef{BPF_MAP_TYPE_HASH, 4, 4, 100}, 1);
+  for (uint32_t k = 0; k < 50; ++k) ASSERT_EQ(m->update(&k, &k, BPF_ANY, 0), 0);
+  std::set<uint32_t> seen;
+  uint32_t cur, next;
+  long r = m->get_next_key(nullptr, &next);
+  while (r == 0) {
+    EXPECT_TRUE(seen.insert(next).second);
+    cur = next;
+    r = m->get_next_key(&cur, &next);
+  }
+  EXPECT_EQ(r, -ENOENT);
+  EXPECT_EQ(seen.size(), 50u);
+  uint32_t absent = 1000, first;
+  ASSERT_EQ(m->get_next_key(nullptr, &first), 0);
+  ASSERT_EQ(m->get_next_key(&absent, &next), 0);  // absent key -> first key
+  EXPECT_EQ(next, first);
+}
+
+TEST(HashMap, PerCpuNewElementZeroesOtherCpus) {
+  MapPtr m = create_map("h", MapDef{BPF_MAP_TYPE_PERCPU_HASH, 4, 4, 8}, 4);
+  EXPECT_EQ(m->user_value_size(), 32u);
+  uint32_t k = 9, v = 77;
+  ASSERT_EQ(m->update(&k, &v, BPF_ANY, 3), 0);
+  uint8_t all[32];
+  ASSERT_EQ(m->user_lookup(&k, all), 0);
+  uint32_t c;
+  for (int i = 0; i < 4; ++i) {
+    memcpy(&c, all + 8 * i, 4);
+    EXPECT_EQ(c, i == 3 ? 77u : 0u);
+  }
+  EXPECT_EQ(*static_cast<uint32_t*>(m->lookup(&k, 3)), 77u);
+}
+
+TEST(HashMap, LruEvictsInsteadOfFailing) {
+  MapPtr m = create_map("l", MapDef{BPF_MAP_TYPE_LRU_HASH, 4, 4, 4}, 1);
+  auto* h = static_cast<HashMap*>(m.get());
+  for (uint32_t k = 0; k < 4; ++k) ASSERT_EQ(m->update(&k, &k, BPF_ANY, 0), 0);
+  uint32_t hot = 0;
+  ASSERT_NE(m->lookup(&hot, 0), nullptr);  // key 0 is referenced: gets a second chance
+  uint32_t k4 = 4;
+  EXPECT_EQ(m->update(&k4, &k4, BPF_ANY, 0), 0);  // a HASH would say -E2BIG
+  EXPECT_EQ(h->count(), 4u);
+  EXPECT_NE(m->lookup(&k4, 0), nullptr);
+  EXPECT_NE(m->lookup(&hot, 0), nullptr);
+  uint32_t k1 = 1;
+  EXPECT_EQ(m->lookup(&k1, 0), nullptr);  // the coldest unreferenced key went
+  for (uint32_t k = 10; k < 100; ++k) {
+    ASSERT_EQ(m->update(&k, &k, BPF_NOEXIST, 0), 0);
+    EXPECT_LE(h->count(), 4u);
+    EXPECT_NE(m->lookup(&k, 0), nullptr);
+  }
+  EXPECT_THROW(create_map("l", MapDef{BPF_MAP_TYPE_LRU_HASH, 4, 4, 4, BPF_F_NO_PREALLOC}, 1),
+               knod::Error);
+}
+
+TEST(HashMap, ConcurrentProgramSideUse) {
+  // 4 workers each insert and bump their own 500 keys and look up everyone's: the table
+  // ends with exactly 2000 keys and each counter equals what its owner wrote.
+  MapPtr m = create_map("h", MapDef{BPF_MAP_TYPE_HASH, 4, 8, 2048}, 4);
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  for (uint32_t t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round)
+        for (uint32_t i = 0; i < 500; ++i) {
+          uint32_t k = t * 1000 + i;
+          uint64_t v = uint64_t(round) * 100000 + k;
+          if (m->update(&k, &v, BPF_ANY, t) != 0) bad++;
+          uint32_t other = ((t + 1) % 4) * 1000 + i;
+          m->lookup(&other, t);
+          auto* p = static_cast<uint64_t*>(m->lookup(&k, t));
+          if (!p || *p % 100000 != k) bad++;
+          if (round == 1 && (i % 5) == 0 && m->remove(&k) != 0) bad++;
+        }
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(static_cast<HashMap*>(m.get())->count(), 2000u);
+  for (uint32_t t = 0; t < 4; ++t)
+    for (uint32_t i = 0; i < 500; ++i) {
+      uint32_t k = t * 1000 + i;
+      uint64_t v = 0;
+      ASSERT_EQ(m->user_lookup(&k, &v), 0);
+      EXPECT_EQ(v, 200000u + k);
+    }
+}

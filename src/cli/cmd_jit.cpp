@@ -11,8 +11,14 @@
 #include <iterator>
 #include <memory>
 
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
 #include "base/error.h"
 #include "cli/command.h"
+#include "device/amdgpu/code_object.h"
+#include "device/cuda/ptx.h"
+#include "device/gpu/program.h"
 #include "isa/asm.h"
 #include "jit/emit.h"
 #include "loader/object.h"
@@ -21,7 +27,7 @@
 namespace {
 
 struct JitArgs {
-  std::string file, prog, target = "x86_64", ctx = "auto";
+  std::string file, prog, target = "x86_64", ctx = "auto", out;
   bool assembly = false, emit_llvm = false, stats = false, no_runtime = false;
   int opt = 2;
 };
@@ -38,9 +44,44 @@ bool looks_binary(const std::string& s) {
   return false;
 }
 
+bool is_gpu_target(const std::string& t) { return t.rfind("sm_", 0) == 0 || t.rfind("gfx", 0) == 0; }
+
+/// GPU targets: every program of the object in one module (tail calls), the batch kernel
+/// `knod_xdp_batch`, PTX text (sm_XX) or an AMDGPU code object (gfxNNN).
+int run_gpu(const JitArgs& a) {
+  std::string bytes = read_file(a.file);
+  if (bytes.rfind("\x7f" "ELF", 0) != 0)
+    throw knod::Error("knod jit: GPU targets take an eBPF ELF object, not " + a.file);
+  knod::loader::LoadOptions lo;
+  lo.ncpus = 1;
+  knod::loader::Object obj = knod::loader::load_object(a.file, lo);
+  if (obj.programs.empty()) throw knod::Error(a.file + ": no programs");
+  std::string name = a.prog.empty() ? obj.programs[0].name : a.prog;
+  knod::xdp::Runtime rt(obj, name, knod::xdp::Options{});
+  llvm::LLVMContext ctx;
+  std::vector<std::string> names;
+  auto m = knod::device::gpu::lower_env(
+      rt.env(), knod::jit::CtxKind::kXdp, ctx, [](uint64_t v) { return v; }, &names);
+  std::string code = a.target[0] == 's'
+                         ? knod::device::cuda::compile_ptx(*m, a.target, names)
+                         : knod::device::amdgpu::compile_code_object(*m, a.target, names);
+  if (!a.out.empty()) {
+    std::ofstream f(a.out, std::ios::binary);
+    if (!f.write(code.data(), std::streamsize(code.size())))
+      throw knod::Error("knod jit: cannot write " + a.out);
+  } else if (a.target[0] == 's') {
+    fmt::print("{}", code);
+  } else {
+    throw knod::Error("knod jit: an AMDGPU code object is binary: write it with -o FILE.hsaco");
+  }
+  return 0;
+}
+
 int run_jit(const JitArgs& a) {
+  if (is_gpu_target(a.target)) return run_gpu(a);
   if (a.target != "x86_64" && a.target != "host")
-    throw knod::Error("knod jit: target '" + a.target + "' is not supported (x86_64)");
+    throw knod::Error("knod jit: target '" + a.target +
+                      "' is not supported (x86_64, sm_80, sm_90, gfx900, gfx1030, gfx942, gfx1100)");
   if (a.opt < 0 || a.opt > 3) throw knod::Error("knod jit: -O must be 0..3");
   std::string bytes = read_file(a.file);
   knod::jit::EmitOptions eo;
@@ -101,7 +142,9 @@ KNOD_COMMAND(jit) {
   c->add_option("file", a->file, "eBPF ELF object, raw instructions (knod asm) or assembly")
       ->required();
   c->add_option("-p,--prog", a->prog, "Program name or section (ELF objects)");
-  c->add_option("--target", a->target, "Code target: x86_64 (the host)");
+  c->add_option("--target", a->target,
+                 "x86_64 (host), sm_80/sm_90 (PTX), gfx900/gfx1030/gfx942/gfx1100 (code object)");
+  c->add_option("-o,--output", a->out, "Write the code here (required for gfx code objects)");
   c->add_flag("-S,--asm", a->assembly, "Print assembly for the target (default: LLVM IR)");
   c->add_flag("--emit-llvm", a->emit_llvm, "Print LLVM IR (the default)");
   c->add_option("-O", a->opt, "Optimisation level 0-3 (default 2)");

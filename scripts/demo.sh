@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The main job on bundled real input: installs what knod needs (Debian 12), builds it, and runs
+# two bundled XDP programs over real captures on the CPU device (JIT):
+#   - l4lb: an L4 load balancer; client packets to the VIP are IPIP-encapsulated (XDP_TX)
+#   - ddos: LPM blocklist + per-source token bucket + SYN-flood guard (XDP_DROP / XDP_PASS)
+# Packets are split by verdict into out/<prog>/{pass,tx,drop}.pcap (open them with tcpdump -r),
+# counters go to out/<prog>/stats.json and the maps afterwards to out/<prog>/maps.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+bash scripts/build.sh >/dev/null
+knod=build/src/cli/knod
+for job in "l4lb iperf3-tcp" "ddos iperf3-tcp"; do
+  set -- $job
+  prog=$1 pcap=$2
+  mkdir -p "out/$prog"
+  echo "== knod run build/examples/xdp/$prog.o -r examples/pcap/$pcap.pcap"
+  "$knod" run "build/examples/xdp/$prog.o" -r "examples/pcap/$pcap.pcap" \
+    --map-load "examples/xdp/$prog.maps.json" \
+    --pass "out/$prog/pass.pcap" --tx "out/$prog/tx.pcap" --drop "out/$prog/drop.pcap" \
+    --stats "out/$prog/stats.json" --map-dump "out/$prog/maps.json"
+  echo
+done
+echo "outputs in out/: e.g. tcpdump -nr out/l4lb/tx.pcap | head"

@@ -1,13 +1,16 @@
 // bench_xfrm: ESP encrypt/decrypt throughput per core (Gbit/s of IP packet bytes in) at
 // 64/512/1420 B for AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305, next to raw OpenSSL EVP
-// AEAD on the same buffers (same nonce/AAD/tag work, no ESP framing). Not a test.
+// AEAD on the same buffers (same nonce/AAD/tag work, no ESP framing), and the same ESP
+// batches through knod's own portable AEAD code (BM_portable_*: the GPU engine's code).
+// Not a test.
 #include <benchmark/benchmark.h>
 #include <openssl/evp.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
-#include "xfrm/crypto/openssl_engine.h"
+#include "xfrm/crypto/engines.h"
 #include "xfrm/esp.h"
 #include "xfrm/ip.h"
 #include "xfrm/parse/ip_xfrm.h"
@@ -27,12 +30,14 @@ const char* const kAead[] = {
 
 struct Bench {
   Sad sad;
-  OpensslEngine eng;
+  std::unique_ptr<CryptoEngine> engp;
+  CryptoEngine& eng;
   std::vector<uint8_t> frames, pristine;
   std::vector<uint32_t> off, len, sa, len0, off0;
   std::vector<uint8_t> drop;
   PacketBatch b;
-  Bench(int algo, uint32_t size) {
+  Bench(int algo, uint32_t size, const char* engine = "openssl")
+      : engp(make_engine(engine)), eng(*engp) {
     XfrmConfig c;
     parse_line(std::string("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x10 "
                            "mode tunnel replay-window 4096 flag esn ") +
@@ -66,8 +71,8 @@ void report(benchmark::State& st, uint32_t size) {
   st.counters["Gbps"] = benchmark::Counter(bits / 1e9, benchmark::Counter::kIsRate);
 }
 
-void BM_knod_encrypt(benchmark::State& st) {
-  Bench x(int(st.range(0)), uint32_t(st.range(1)));
+void knod_encrypt(benchmark::State& st, const char* engine) {
+  Bench x(int(st.range(0)), uint32_t(st.range(1)), engine);
   Counters c;
   for (auto _ : st) {
     x.reset();
@@ -78,8 +83,8 @@ void BM_knod_encrypt(benchmark::State& st) {
   report(st, uint32_t(st.range(1)));
 }
 
-void BM_knod_decrypt(benchmark::State& st) {
-  Bench x(int(st.range(0)), uint32_t(st.range(1)));
+void knod_decrypt(benchmark::State& st, const char* engine) {
+  Bench x(int(st.range(0)), uint32_t(st.range(1)), engine);
   Counters c;
   esp_encrypt_batch(x.sad, x.eng, x.b, c);
   x.pristine = x.frames, x.off0 = x.off, x.len0 = x.len;
@@ -92,6 +97,19 @@ void BM_knod_decrypt(benchmark::State& st) {
   }
   if (d.packets != uint64_t(st.iterations()) * kBatch) st.SkipWithError("drops");
   report(st, uint32_t(st.range(1)));
+}
+
+void BM_knod_encrypt(benchmark::State& st) {
+  knod_encrypt(st, "openssl");
+}
+void BM_knod_decrypt(benchmark::State& st) {
+  knod_decrypt(st, "openssl");
+}
+void BM_portable_encrypt(benchmark::State& st) {
+  knod_encrypt(st, "portable");
+}
+void BM_portable_decrypt(benchmark::State& st) {
+  knod_decrypt(st, "portable");
 }
 
 /// Raw EVP AEAD, same key schedule reuse, same buffers: nonce, 12-byte AAD, data, 16-byte tag.
@@ -159,6 +177,8 @@ BENCHMARK(BM_knod_encrypt)->Apply(args);
 BENCHMARK(BM_evp_encrypt)->Apply(args);
 BENCHMARK(BM_knod_decrypt)->Apply(args);
 BENCHMARK(BM_evp_decrypt)->Apply(args);
+BENCHMARK(BM_portable_encrypt)->Apply(args);
+BENCHMARK(BM_portable_decrypt)->Apply(args);
 
 }  // namespace
 

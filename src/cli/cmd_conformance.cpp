@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "cli/command.h"
-#include "conformance.h"
+#include "conformance/conformance.h"
 #include "vm/conformance_helpers.h"
 #include "vm/interp.h"
 #include "vm/prepare.h"

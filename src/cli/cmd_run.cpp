@@ -5,6 +5,8 @@
 #include <linux/bpf.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -12,7 +14,9 @@
 
 #include "base/error.h"
 #include "cli/command.h"
+#include "cli/load_args.h"
 #include "cli/xdp_job.h"
+#include "device/batch.h"
 #include "io/map_json.h"
 #include "loader/object.h"
 #include "vm/abi.h"
@@ -23,29 +27,12 @@ namespace {
 struct RunArgs {
   std::string obj, prog, in, out_all, verdict_out[5], map_dump, stats, device = "cpu";
   std::string fib, trace, perf, ringbuf;
-  std::vector<std::string> map_load;
-  uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0, max_entries = 0;
+  std::string xfrm, xfrm_dir = "out", xfrm_engine = "openssl";  // ESP after XDP_PASS
+  std::vector<std::string> map_load, max_entries;
+  uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0;
   uint64_t clock_ns = 0, seed = 0, insn_budget = 1'000'000;
   bool quiet = false;
 };
-
-/// --map-load NAME=FILE.json (FILE: {"maps": {...}} or a bare entry list) or FILE.json.
-void load_maps(const RunArgs& a, const knod::loader::Object& obj) {
-  for (const std::string& spec : a.map_load) {
-    auto eq = spec.find('=');
-    if (eq == std::string::npos) {
-      knod::io::apply_map_preload(knod::io::read_map_preload(spec), obj, spec);
-      continue;
-    }
-    std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
-    knod::io::MapPreload all = knod::io::read_map_preload(file);
-    knod::io::MapPreload one;
-    for (auto& e : all)
-      if (e.first == name) one.push_back(e);
-    if (one.empty()) throw knod::Error(fmt::format("{}: no entries for map '{}'", file, name));
-    knod::io::apply_map_preload(one, obj, file);
-  }
-}
 
 std::string hex(const uint8_t* p, size_t n) {
   std::string s;
@@ -58,9 +45,10 @@ int run(const RunArgs& a) {
   if (a.device == "interp" && !a.workers) workers = 1;
   knod::loader::LoadOptions lo;
   lo.ncpus = workers;
-  lo.default_max_entries = a.max_entries;
+  knod::cli::parse_max_entries(a.max_entries, lo);
   knod::loader::Object obj = knod::loader::load_object(a.obj, lo);
-  load_maps(a, obj);
+  knod::cli::check_max_entries_names(a.max_entries, obj);
+  knod::cli::apply_map_loads(a.map_load, obj);
 
   knod::xdp::Options xo;
   xo.ncpus = workers;
@@ -95,12 +83,33 @@ int run(const RunArgs& a) {
       ring << nlohmann::json{{"map", m.name()}, {"data", hex(d, n)}}.dump() << "\n";
     };
   }
+  // Output files are opened before the run, so that a bad path fails fast.
+  std::ofstream stats_f, dump_f;
+  if (!a.stats.empty()) {
+    stats_f.open(a.stats);
+    if (!stats_f)
+      throw knod::Error(fmt::format("{}: cannot write stats file ({})", a.stats, strerror(errno)));
+  }
+  if (!a.map_dump.empty()) {
+    dump_f.open(a.map_dump);
+    if (!dump_f)
+      throw knod::Error(fmt::format("{}: cannot write map dump ({})", a.map_dump, strerror(errno)));
+  }
   std::string prog = a.prog;
   if (prog.empty()) {
     if (obj.programs.empty()) throw knod::Error(fmt::format("{}: no programs", a.obj));
     prog = obj.programs[0].name;
   }
-  knod::xdp::Runtime rt(obj, prog, xo);
+  // Preparing the program (helper ids, verifier checks) fails with the program's name only.
+  auto make_runtime = [&] {
+    try {
+      return knod::xdp::Runtime(obj, prog, xo);
+    } catch (const knod::Error& e) {
+      if (std::string_view(e.what()).find(a.obj) != std::string_view::npos) throw;
+      throw knod::Error(fmt::format("{}: {}", a.obj, e.what()));
+    }
+  };
+  knod::xdp::Runtime rt = make_runtime();
   auto ex = knod::cli::make_executor(a.device);
 
   knod::cli::JobOptions jo;
@@ -112,6 +121,10 @@ int run(const RunArgs& a) {
   jo.batch = a.batch;
   jo.workers = workers;
   jo.progress = !a.quiet && isatty(STDERR_FILENO);
+  std::unique_ptr<knod::cli::XfrmStage> xfrm;
+  if (!a.xfrm.empty())
+    xfrm = std::make_unique<knod::cli::XfrmStage>(a.xfrm, a.xfrm_dir, a.xfrm_engine);
+  jo.xfrm = xfrm.get();
   knod::cli::JobResult r = knod::cli::run_pcap_job(rt, *ex, jo);
   if (jo.progress) fmt::print(stderr, "\r");
 
@@ -128,10 +141,25 @@ int run(const RunArgs& a) {
     if (r.skipped_snapped || r.skipped_too_large)
       fmt::print("skipped: {} snapped (caplen < len), {} larger than the XDP frame\n",
                  r.skipped_snapped, r.skipped_too_large);
+    if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
-      fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3, r.seconds * 1e9 / r.packets);
+      fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
+                 r.seconds * 1e9 / r.packets);
   }
-  if (r.truncated) fmt::print(stderr, "knod: warning: {}\n", r.truncated_error);
+  // Every warning on one stderr line: packets not run, a capture cut short.
+  std::vector<std::string> warn;
+  if (r.skipped_too_large)
+    warn.push_back(fmt::format("{} packet{} skipped: larger than the XDP frame ({} bytes)",
+                               r.skipped_too_large, r.skipped_too_large == 1 ? "" : "s",
+                               knod::device::kMaxPacket));
+  if (r.skipped_snapped)
+    warn.push_back(fmt::format("{} packet{} skipped: snapped by the capture (caplen < len)",
+                               r.skipped_snapped, r.skipped_snapped == 1 ? "" : "s"));
+  if (r.truncated)
+    warn.push_back(fmt::format("{} (the capture is cut short; the {} records before it were read)",
+                               r.truncated_error,
+                               r.packets + r.skipped_too_large + r.skipped_snapped));
+  if (!warn.empty()) fmt::print(stderr, "knod: warning: {}\n", fmt::join(warn, "; "));
 
   if (!a.stats.empty()) {
     nlohmann::json s;
@@ -145,19 +173,19 @@ int run(const RunArgs& a) {
     }
     nlohmann::json& e = s["errors"];
     e = nlohmann::json::object();
-    for (uint32_t f = 1; f < 8; ++f)
-      e[knod::vm::fault_name(knod::vm::Fault(f))] = r.faults[f];
+    for (uint32_t f = 1; f < 8; ++f) e[knod::vm::fault_name(knod::vm::Fault(f))] = r.faults[f];
     e["skipped_snapped"] = r.skipped_snapped;
     e["skipped_too_large"] = r.skipped_too_large;
     e["truncated_capture"] = r.truncated;
-    std::ofstream f(a.stats);
-    if (!f) throw knod::Error(fmt::format("{}: cannot write stats file", a.stats));
-    f << s.dump(2) << "\n";
+    if (xfrm) s["xfrm"] = xfrm->stats_json();
+    stats_f << s.dump(2) << "\n";
+    if (!stats_f.flush())
+      throw knod::Error(fmt::format("{}: write failed ({})", a.stats, strerror(errno)));
   }
   if (!a.map_dump.empty()) {
-    std::ofstream f(a.map_dump);
-    if (!f) throw knod::Error(fmt::format("{}: cannot write map dump", a.map_dump));
-    f << knod::io::dump_maps_json(obj).dump(2) << "\n";
+    dump_f << knod::io::dump_maps_json(obj).dump(2) << "\n";
+    if (!dump_f.flush())
+      throw knod::Error(fmt::format("{}: write failed ({})", a.map_dump, strerror(errno)));
   }
   return r.truncated ? 3 : 0;
 }
@@ -166,7 +194,8 @@ int run(const RunArgs& a) {
 
 KNOD_COMMAND(run) {
   auto* a = new RunArgs;  // lives as long as the process
-  auto* c = app.add_subcommand("run", "Run an XDP program over a capture, split packets by verdict");
+  auto* c =
+      app.add_subcommand("run", "Run an XDP program over a capture, split packets by verdict");
   c->add_option("object", a->obj, "eBPF ELF object (clang -target bpf)")->required();
   c->add_option("-p,--prog", a->prog, "program name or section (default: the first)");
   c->add_option("-r,--read", a->in, "input capture (pcap or pcapng, Ethernet)")->required();
@@ -176,7 +205,8 @@ KNOD_COMMAND(run) {
   c->add_option("--pass", a->verdict_out[XDP_PASS], "write XDP_PASS packets here");
   c->add_option("--tx", a->verdict_out[XDP_TX], "write XDP_TX packets here");
   c->add_option("--redirect", a->verdict_out[XDP_REDIRECT], "write XDP_REDIRECT packets here");
-  c->add_option("--map-load", a->map_load, "preload maps: FILE.json or NAME=FILE.json");
+  c->add_option("--map-load", a->map_load, "preload maps: FILE.json or NAME=FILE.json")
+      ->allow_extra_args(false);
   c->add_option("--map-dump", a->map_dump, "write every map afterwards (bpftool-style JSON)");
   c->add_option("--stats", a->stats, "write counters as JSON");
   c->add_option("--device", a->device, "cpu (JIT, default) or interp (reference interpreter)");
@@ -190,8 +220,15 @@ KNOD_COMMAND(run) {
   c->add_option("--trace", a->trace, "write bpf_trace_printk output here");
   c->add_option("--perf", a->perf, "write bpf_perf_event_output records here (JSON lines)");
   c->add_option("--ringbuf", a->ringbuf, "write ring buffer records here (JSON lines)");
-  c->add_option("--max-entries", a->max_entries, "max_entries for maps declared with 0");
+  c->add_option("--max-entries", a->max_entries,
+                "NAME=N: max_entries of map NAME; N: for maps declared with 0 (repeatable)")
+      ->allow_extra_args(false);
   c->add_option("--insn-budget", a->insn_budget, "instructions per packet before XDP_ABORTED");
+  c->add_option("--xfrm", a->xfrm,
+                "ip-xfrm state/policy file: ESP on XDP_PASS packets (SPD/SAD, see --xfrm-dir)");
+  c->add_option("--xfrm-dir", a->xfrm_dir, "out: SPD + ESP encrypt (default); in: ESP decrypt")
+      ->check(CLI::IsMember({"in", "out"}));
+  c->add_option("--xfrm-engine", a->xfrm_engine, "openssl (default), portable or cuda[:N]");
   c->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
   c->callback([a, set_action] { set_action([a] { return run(*a); }); });
 }

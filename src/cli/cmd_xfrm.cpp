@@ -1,6 +1,6 @@
 // `knod xfrm state|policy add ...`: validate ip-xfrm lines and print what was understood.
-// `knod ipsec --xfrm FILE -r IN.pcap -w OUT.pcap [--dir in|out] [--stats F.json]`: run the
-// SAs over a capture in batches (outbound: SPD -> ESP encrypt; inbound: ESP decrypt), print
+// `knod ipsec --xfrm FILE -r IN.pcap -w OUT.pcap [--dir in|out] [--stats F.json] [--engine E]`:
+// run the SAs over a capture in batches (outbound: SPD -> ESP encrypt; inbound: ESP decrypt), print
 // per-SA counters (as `ip -s xfrm state`) and a table of results.
 // Captures: Ethernet (DLT_EN10MB, optional 802.1Q tag) or raw IP (DLT_RAW, IPV4, IPV6).
 #include <fmt/core.h>
@@ -14,7 +14,7 @@
 
 #include "base/error.h"
 #include "cli/command.h"
-#include "xfrm/crypto/openssl_engine.h"
+#include "xfrm/crypto/engines.h"
 #include "xfrm/esp.h"
 #include "xfrm/parse/ip_xfrm.h"
 
@@ -48,7 +48,7 @@ uint32_t l2_len(int dlt, const uint8_t* p, uint32_t len) {
 struct Run {
   Sad sad;
   Spd spd;
-  OpensslEngine eng;
+  std::unique_ptr<CryptoEngine> eng;  ///< --engine: openssl, portable, cuda[:N]
   Dir dir = Dir::kOut;
   Counters total;
   uint64_t in_packets = 0, out_packets = 0;
@@ -61,7 +61,7 @@ void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
   std::vector<uint32_t> sa(n, kNoSaIndex);
   std::vector<uint8_t> drop(n, 0);
   PacketBatch b{n, kStride, frames.data(), off.data(), len.data(), drop.data(), sa.data()};
-  process_batch(r.sad, r.spd, r.eng, r.dir, b, r.total);
+  process_batch(r.sad, r.spd, *r.eng, r.dir, b, r.total);
   for (uint32_t i = 0; i < n; ++i) {
     Drop d = Drop(drop[i]);
     bool pass = d == Drop::kOk || (r.dir == Dir::kOut && d == Drop::kNoPolicy) ||
@@ -129,13 +129,14 @@ nlohmann::json to_json(const Run& r) {
 }
 
 int run_ipsec(const std::string& xfrm, const std::string& in, const std::string& out,
-              const std::string& dir, const std::string& stats) {
+              const std::string& dir, const std::string& stats, const std::string& engine) {
   Run r;
+  r.eng = make_engine(engine);
   r.dir = dir == "in" ? Dir::kIn : Dir::kOut;
   XfrmConfig cfg = parse_file(xfrm);
   for (auto& s : cfg.states) r.sad.add(s);
   for (auto& p : cfg.policies) r.spd.add(p);
-  engine_load(r.eng, r.sad);
+  engine_load(*r.eng, r.sad);
   char err[PCAP_ERRBUF_SIZE] = {};
   pcap_t* pin = pcap_open_offline(in.c_str(), err);
   if (!pin) throw knod::Error(fmt::format("ipsec: cannot read '{}': {}", in, err));
@@ -213,7 +214,7 @@ KNOD_COMMAND(ipsec) {
   auto* c = app.add_subcommand(
       "ipsec", "Run IPsec ESP SAs over a capture (encrypt: --dir out, decrypt: --dir in)");
   struct Opts {
-    std::string xfrm, in, out, dir = "out", stats;
+    std::string xfrm, in, out, dir = "out", stats, engine = "openssl";
   };
   auto o = std::make_shared<Opts>();
   c->add_option("--xfrm", o->xfrm, "File of `ip xfrm state/policy add` lines")->required();
@@ -222,7 +223,8 @@ KNOD_COMMAND(ipsec) {
   c->add_option("--dir", o->dir, "out: SPD + encrypt; in: decrypt")
       ->check(CLI::IsMember({"in", "out"}));
   c->add_option("--stats", o->stats, "Write counters as JSON");
+  c->add_option("--engine", o->engine, "Crypto engine: openssl (default), portable, cuda[:N]");
   c->callback([set_action, o] {
-    set_action([o] { return run_ipsec(o->xfrm, o->in, o->out, o->dir, o->stats); });
+    set_action([o] { return run_ipsec(o->xfrm, o->in, o->out, o->dir, o->stats, o->engine); });
   });
 }

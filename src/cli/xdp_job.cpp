@@ -12,6 +12,8 @@
 #include "io/pcap.h"
 #include "jit/executor.h"
 #include "vm/interp.h"
+#include "xfrm/crypto/engines.h"
+#include "xfrm/parse/ip_xfrm.h"
 
 namespace knod::cli {
 
@@ -30,8 +32,17 @@ namespace {
 /// Batch storage: structure of arrays with fixed-stride frames (device/batch.h).
 struct BatchStore {
   explicit BatchStore(uint32_t n)
-      : frames(size_t(n) * device::kFrameSize), off(n), len(n), meta(n), ifx(n), rxq(n),
-        verdict(n), redirect(n), fault(n), ts(n), wire(n) {
+      : frames(size_t(n) * device::kFrameSize),
+        off(n),
+        len(n),
+        meta(n),
+        ifx(n),
+        rxq(n),
+        verdict(n),
+        redirect(n),
+        fault(n),
+        ts(n),
+        wire(n) {
     b.stride = device::kFrameSize;
     b.frames = frames.data();
     b.data_off = off.data();
@@ -54,6 +65,118 @@ struct BatchStore {
 
 }  // namespace
 
+constexpr uint32_t kXfrmStride = 8192, kXfrmHead = 256;  // room for any XDP frame + ESP
+
+XfrmStage::XfrmStage(const std::string& file, const std::string& d, const std::string& engine)
+    : engine_name(engine) {
+  if (d != "in" && d != "out") throw Error(fmt::format("--xfrm-dir '{}': expected in or out", d));
+  dir = d == "in" ? xfrm::Dir::kIn : xfrm::Dir::kOut;
+  xfrm::XfrmConfig cfg = xfrm::parse_file(file);
+  for (auto& st : cfg.states) sad.add(st);
+  for (auto& p : cfg.policies) spd.add(p);
+  eng = xfrm::make_engine(engine);
+  xfrm::engine_load(*eng, sad);
+}
+
+void XfrmStage::run(device::Batch& b, uint32_t n, std::vector<uint8_t>& keep) {
+  keep.assign(n, 1);
+  frames_.resize(size_t(n) * kXfrmStride);
+  off_.resize(n), len_.resize(n), sa_.resize(n), drop_.resize(n), idx_.resize(n);
+  l2_.resize(size_t(n) * 18);
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (b.verdict[i] != XDP_PASS) continue;
+    const uint8_t* f = b.frames + size_t(i) * b.stride + b.data_off[i];
+    uint32_t len = b.data_len[i], l2 = 14;
+    if (len >= 18 && f[12] == 0x81 && f[13] == 0x00) l2 = 18;
+    uint16_t et = len >= l2 ? uint16_t(f[l2 - 2] << 8 | f[l2 - 1]) : 0;
+    if (et != 0x0800 && et != 0x86dd) {
+      ++passed_through;
+      continue;
+    }
+    std::memcpy(&l2_[size_t(m) * 18], f, l2);
+    std::memcpy(&frames_[size_t(m) * kXfrmStride + kXfrmHead], f + l2, len - l2);
+    off_[m] = kXfrmHead, len_[m] = len - l2, idx_[m] = i;
+    ++m;
+  }
+  if (!m) return;
+  xfrm::PacketBatch pb{m,           kXfrmStride,  frames_.data(), off_.data(),
+                       len_.data(), drop_.data(), sa_.data()};
+  xfrm::Counters c;
+  xfrm::process_batch(sad, spd, *eng, dir, pb, c);
+  for (uint32_t k = 0; k < m; ++k) {
+    uint32_t i = idx_[k];
+    auto d = xfrm::Drop(drop_[k]);
+    if (d == xfrm::Drop::kNoPolicy || d == xfrm::Drop::kNotEsp) {  // unchanged
+      --c[d];
+      ++passed_through;
+      continue;
+    }
+    uint8_t* slot = b.frames + size_t(i) * b.stride;
+    const uint8_t* l2h = &l2_[size_t(k) * 18];
+    uint32_t l2 = l2h[12] == 0x81 && l2h[13] == 0x00 ? 18 : 14;
+    uint32_t total_len = l2 + len_[k];
+    if (d == xfrm::Drop::kOk && total_len > b.stride)
+      d = xfrm::Drop::kTooBig, ++c[d], --c.packets, c.bytes -= len_[k];
+    if (d != xfrm::Drop::kOk) {
+      keep[i] = 0;
+      continue;
+    }
+    uint32_t off = std::min(b.data_off[i], b.stride - total_len);
+    std::memcpy(slot + off, l2h, l2);
+    const uint8_t* ip = &frames_[size_t(k) * kXfrmStride + off_[k]];
+    std::memcpy(slot + off + l2, ip, len_[k]);
+    uint16_t et = (ip[0] >> 4) == 6 ? 0x86dd : 0x0800;
+    slot[off + l2 - 2] = uint8_t(et >> 8), slot[off + l2 - 1] = uint8_t(et);
+    b.data_off[i] = off, b.data_len[i] = total_len;
+  }
+  total.add(c);
+}
+
+namespace {
+nlohmann::json counters_json(const xfrm::Counters& c) {
+  nlohmann::json j = {{"packets", c.packets}, {"bytes", c.bytes}};
+  j["drops"] = nlohmann::json::object();
+  for (uint32_t d = 1; d < uint32_t(xfrm::Drop::kCount); ++d)
+    if (c.drops[d]) j["drops"][xfrm::drop_name(xfrm::Drop(d))] = c.drops[d];
+  return j;
+}
+}  // namespace
+
+void XfrmStage::print() const {
+  fmt::print("xfrm ({}, engine {}): {} packets processed, {} passed through unchanged\n",
+             dir == xfrm::Dir::kIn ? "in" : "out", engine_name, total.packets, passed_through);
+  for (uint32_t i = 0; i < sad.size(); ++i) {
+    const xfrm::Sa& sa = sad[i];
+    const xfrm::Counters& c = sa.stats.c;
+    fmt::print("  spi 0x{:08x} {} -> {}: {} packets, {} bytes", sa.cfg.spi,
+               xfrm::to_string(sa.cfg.src), xfrm::to_string(sa.cfg.dst), c.packets, c.bytes);
+    for (uint32_t d = 1; d < uint32_t(xfrm::Drop::kCount); ++d)
+      if (c.drops[d]) fmt::print(", {} {}", xfrm::drop_name(xfrm::Drop(d)), c.drops[d]);
+    fmt::print("\n");
+  }
+  for (uint32_t d = 1; d < uint32_t(xfrm::Drop::kCount); ++d)
+    if (total.drops[d])
+      fmt::print("  dropped ({}): {}\n", xfrm::drop_name(xfrm::Drop(d)), total.drops[d]);
+}
+
+nlohmann::json XfrmStage::stats_json() const {
+  nlohmann::json j = {{"direction", dir == xfrm::Dir::kIn ? "in" : "out"},
+                      {"engine", engine_name},
+                      {"passed_through", passed_through},
+                      {"total", counters_json(total)}};
+  j["sas"] = nlohmann::json::array();
+  for (uint32_t i = 0; i < sad.size(); ++i) {
+    const xfrm::Sa& sa = sad[i];
+    nlohmann::json s = counters_json(sa.stats.c);
+    s["spi"] = fmt::format("0x{:08x}", sa.cfg.spi);
+    s["src"] = xfrm::to_string(sa.cfg.src);
+    s["dst"] = xfrm::to_string(sa.cfg.dst);
+    j["sas"].push_back(s);
+  }
+  return j;
+}
+
 JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opts) {
   JobResult res;
   io::PcapReader in(opts.in_pcap);
@@ -69,6 +192,8 @@ JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opt
   co.workers = std::max(1u, opts.workers);
   device::CpuDevice dev(co);
   io::Packet pkt;
+  std::vector<uint8_t> keep;
+  std::vector<uint32_t> xdp_len;  // frame lengths before xfrm
   auto last_report = std::chrono::steady_clock::now();
   for (bool more = true; more;) {
     uint32_t n = 0;
@@ -89,14 +214,17 @@ JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opt
     st.b.count = n;
     auto t0 = std::chrono::steady_clock::now();
     dev.run(n, [&](uint32_t i, uint32_t cpu) { rt.run_packet(ex, st.b, i, cpu); });
+    if (opts.xfrm)
+      xdp_len.assign(st.len.begin(), st.len.begin() + n), opts.xfrm->run(st.b, n, keep);
     res.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t v = st.verdict[i] <= uint32_t(XDP_REDIRECT) ? st.verdict[i] : uint32_t(XDP_ABORTED);
       const uint8_t* data = st.frames.data() + size_t(i) * device::kFrameSize + st.off[i];
       std::span<const uint8_t> out(data, st.len[i]);
       ++res.verdict_packets[v];
-      res.verdict_bytes[v] += st.len[i];
+      res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : st.len[i];  // as XDP left it
       if (st.fault[i] < 8) ++res.faults[st.fault[i]];
+      if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
       if (all) all->write(out, st.ts[i]);
       if (by[v]) by[v]->write(out, st.ts[i]);
     }

@@ -4,14 +4,47 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "loader/object.h"
 #include "vm/executor.h"
 #include "xdp/runtime.h"
+#include "xfrm/esp.h"
 
 namespace knod::cli {
+
+/// IPsec ESP after XDP (`knod run ... --xfrm FILE --xfrm-dir in|out [--xfrm-engine E]`), in
+/// the kernel's order: XDP runs first; the frames it passes (XDP_PASS) then go to xfrm.
+/// out: SPD lookup, ESP encrypt where a policy matches (others pass unchanged);
+/// in: ESP (and ESP-in-UDP) to a known SA is decrypted (others pass unchanged).
+/// Ethernet (optional 802.1Q tag) frames carrying IPv4/IPv6 only; the L2 header is kept,
+/// its ethertype set to the new IP version. A frame xfrm drops (replay, integrity, no SA...)
+/// is not written to --pass/-w; the XDP verdict counters are unchanged.
+struct XfrmStage {
+  /// Loads `ip xfrm` lines from `file`; engine: openssl | portable | cuda[:N].
+  /// Throws knod::Error for a bad file, direction or engine.
+  XfrmStage(const std::string& file, const std::string& dir, const std::string& engine);
+  /// Runs the XDP_PASS frames of `b` (n frames); keep[i] = 0 when xfrm dropped frame i.
+  void run(device::Batch& b, uint32_t n, std::vector<uint8_t>& keep);
+  /// Per-SA counters (as `ip -s xfrm state`) and the totals, on stdout.
+  void print() const;
+  /// {"direction", "engine", "passed_through", "total": {...}, "sas": [{spi, packets, ...}]}.
+  nlohmann::json stats_json() const;
+
+  xfrm::Sad sad;
+  xfrm::Spd spd;
+  std::unique_ptr<xfrm::CryptoEngine> eng;
+  xfrm::Dir dir = xfrm::Dir::kOut;
+  std::string engine_name;
+  xfrm::Counters total;         ///< every XDP_PASS IP frame: processed or dropped by reason
+  uint64_t passed_through = 0;  ///< no policy (out) / not ESP (in) / not IP: unchanged
+
+ private:
+  std::vector<uint8_t> frames_, drop_, l2_;
+  std::vector<uint32_t> off_, len_, sa_, idx_;
+};
 
 /// Makes the executor for --device: "interp" (reference interpreter) or "cpu" (JIT).
 /// Throws knod::Error for an unknown or unavailable device (e.g. "cuda" without a driver).
@@ -19,23 +52,24 @@ std::unique_ptr<vm::Executor> make_executor(const std::string& device);
 
 struct JobOptions {
   std::string in_pcap;
-  std::string out_all;             ///< -w: every packet as the program left it
-  std::string out_by_verdict[5];   ///< index = XDP_ABORTED..XDP_REDIRECT; empty = not written
-  uint32_t ifindex = 1;            ///< xdp_md->ingress_ifindex
-  uint32_t rxq = 0;                ///< xdp_md->rx_queue_index
-  uint32_t batch = 256;            ///< packets per batch
-  uint32_t workers = 1;            ///< CPU device threads
-  bool progress = false;           ///< report progress on stderr
+  std::string out_all;            ///< -w: every packet as the program left it
+  std::string out_by_verdict[5];  ///< index = XDP_ABORTED..XDP_REDIRECT; empty = not written
+  uint32_t ifindex = 1;           ///< xdp_md->ingress_ifindex
+  uint32_t rxq = 0;               ///< xdp_md->rx_queue_index
+  uint32_t batch = 256;           ///< packets per batch
+  uint32_t workers = 1;           ///< CPU device threads
+  bool progress = false;          ///< report progress on stderr
+  XfrmStage* xfrm = nullptr;      ///< ESP on XDP_PASS frames (nullptr: none)
 };
 
 struct JobResult {
-  uint64_t packets = 0, bytes = 0;   ///< packets run and their bytes (as read)
+  uint64_t packets = 0, bytes = 0;  ///< packets run and their bytes (as read)
   uint64_t verdict_packets[5] = {}, verdict_bytes[5] = {};  ///< by verdict; bytes after the program
-  uint64_t faults[8] = {};           ///< by vm::Fault
-  uint64_t skipped_snapped = 0, skipped_too_large = 0;  ///< not run (see io::SkipReason)
-  bool truncated = false;            ///< the capture ended inside a record
+  uint64_t faults[8] = {};                                  ///< by vm::Fault
+  uint64_t skipped_snapped = 0, skipped_too_large = 0;      ///< not run (see io::SkipReason)
+  bool truncated = false;                                   ///< the capture ended inside a record
   std::string truncated_error;
-  double seconds = 0;                ///< wall time of the batches (excl. I/O)
+  double seconds = 0;  ///< wall time of the batches (excl. I/O)
 };
 
 /// Runs `rt`'s program over opts.in_pcap with `ex`. Throws knod::Error for I/O errors.

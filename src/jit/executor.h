@@ -41,6 +41,12 @@ class JitExecutor : public vm::Executor {
   uint64_t run(vm::Run& run, const vm::Program& prog, uint64_t r1, uint64_t r2) override;
   /// Runs an already compiled program (no lookup); tail calls still go through compile().
   uint64_t run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1, uint64_t r2);
+  /// vm::Executor fast path: compiles `prog` and returns its CompiledProgram.
+  const void* bind(const vm::Program& prog) override { return &compile(prog); }
+  uint64_t run_bound(vm::Run& run, const vm::Program&, const void* handle, uint64_t r1,
+                     uint64_t r2) override {
+    return run_compiled(run, *static_cast<const CompiledProgram*>(handle), r1, r2);
+  }
   const char* name() const override { return "jit"; }
   const JitOptions& options() const { return opts_; }
 

@@ -19,12 +19,14 @@ struct ElfCloser {
 ElfFile::ElfFile(const std::vector<uint8_t>& bytes, const std::string& what) : what_(what) {
   auto fail = [&](const std::string& why) { throw Error(fmt::format("{}: {}", what_, why)); };
   if (bytes.empty()) fail("empty file");
-  if (bytes.size() < EI_NIDENT || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
+  if (bytes.size() < SELFMAG || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
     fail("not an ELF file");
+  if (bytes.size() < sizeof(Elf64_Ehdr))
+    fail(fmt::format("truncated ELF header ({} bytes, ELF64 needs {})", bytes.size(),
+                     sizeof(Elf64_Ehdr)));
   if (bytes[EI_CLASS] != ELFCLASS64) fail("not a 64-bit ELF file (eBPF objects are ELF64)");
   if (bytes[EI_DATA] != ELFDATA2LSB)
     fail("big-endian ELF; only little-endian eBPF objects are supported");
-  if (bytes.size() < sizeof(Elf64_Ehdr)) fail("truncated ELF header");
   Elf64_Ehdr eh;
   std::memcpy(&eh, bytes.data(), sizeof eh);
   if (eh.e_machine != EM_BPF) fail(fmt::format("not an eBPF object (e_machine {})", eh.e_machine));

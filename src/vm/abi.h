@@ -103,6 +103,9 @@ struct Run {
   Fault fault = Fault::kNone;
   uint32_t fault_pc = 0;
   bool exit_now = false;               ///< set by a helper to end the run with r0 = its return
+  /// Executor cache: the env static region (map value pool) a run-time check matched last;
+  /// checked first by the JIT's inline check. Valid as long as `env` is; {0, 0}: none.
+  Region static_hint;
 
   int add_region(uint64_t lo, uint64_t hi, bool writable) {
     if (nregions == kMaxRunRegions) return -1;

@@ -76,9 +76,28 @@ Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opt
     }
   }
   for (const auto& p : programs_) env_.programs.push_back(p.get());
+  cpus_ = std::make_unique<PerCpu[]>(opts_.ncpus);
   for (uint32_t c = 0; c < opts_.ncpus; ++c)
-    prng_.push_back(opts_.seed * 0x9e3779b97f4a7c15ull + c * 0xbf58476d1ce4e5b9ull + 1);
+    cpus_[c].prng = opts_.seed * 0x9e3779b97f4a7c15ull + c * 0xbf58476d1ce4e5b9ull + 1;
 }
+
+uint64_t Runtime::verdict_count(uint32_t action) const {
+  uint64_t n = 0;
+  for (uint32_t c = 0; c < opts_.ncpus; ++c) n += cpus_[c].verdicts[action].load();
+  return n;
+}
+
+uint64_t Runtime::fault_count(vm::Fault f) const {
+  uint64_t n = 0;
+  for (uint32_t c = 0; c < opts_.ncpus; ++c) n += cpus_[c].faults[uint32_t(f)].load();
+  return n;
+}
+
+namespace {
+void bump(std::atomic<uint64_t>& c) {  // single writer (the cpu's worker)
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+}  // namespace
 
 Runtime::~Runtime() = default;
 
@@ -86,23 +105,49 @@ RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i
   RunResult res;
   const uint32_t off = batch.data_off[i], len = batch.data_len[i];
   const uint32_t meta = batch.meta_len ? batch.meta_len[i] : 0;
-  const bool layout_ok = batch.stride > device::kTailroom && meta <= off &&
+  // test_run refuses frames under ETH_HLEN (bpf_test_init: -EINVAL); so does knod.
+  const bool layout_ok = batch.stride > device::kTailroom && meta <= off && len >= kEthHlen &&
                          uint64_t(off) + len <= batch.stride - device::kTailroom;
-  Buff b;
-  vm::Run run;
+  Buff* bp = nullptr;
   if (!layout_ok || cpu >= opts_.ncpus) {
     res.fault = vm::Fault::kOutOfBounds;
   } else {
+    // The cpu's Run and Buff are reused: reset field by field (no per-packet zeroing of the
+    // whole Run, whose region table is most of it). Every field a run may change is reset.
+    PerCpu& pc = cpus_[cpu];
+    Buff& b = pc.buff;
+    bp = &b;
     b.init(batch.frames + size_t(i) * batch.stride, batch.stride, off, len, meta);
-    if (batch.ingress_ifindex) b.ingress_ifindex = batch.ingress_ifindex[i];
-    if (batch.rx_queue_index) b.rx_queue_index = batch.rx_queue_index[i];
+    b.ingress_ifindex = batch.ingress_ifindex ? batch.ingress_ifindex[i] : kLoopbackIfindex;
+    b.rx_queue_index = batch.rx_queue_index ? batch.rx_queue_index[i] : 0;
+    b.egress_ifindex = 0;
+    b.packet_region = -1;
+    b.redirect = 0;
+    b.held_lock = 0;
+    vm::Run& run = pc.run;
     run.env = &env_;
     run.cpu = cpu;
     run.insn_budget = opts_.insn_budget;
-    run.prng = prng_[cpu];
-    b.attach(run);
-    const uint64_t r0 = ex.run(run, *programs_[entry_], run.ctx_lo, 0);
-    prng_[cpu] = run.prng;
+    run.insns_executed = 0;
+    run.nregions = 0;
+    run.tail_calls = 0;
+    run.tail_target = nullptr;
+    run.call_func = nullptr;
+    run.executor = nullptr;
+    run.fault = vm::Fault::kNone;
+    run.fault_pc = 0;
+    run.exit_now = false;
+    run.prng = pc.prng;
+    b.attach(run);  // ctx range and accessors, prog_state, the packet region
+    const vm::Program& prog = *programs_[entry_];
+    if (pc.ex != &ex || pc.ex_serial != ex.serial()) {  // bind once per (cpu, executor)
+      pc.bound = ex.bind(prog);
+      pc.ex = &ex;
+      pc.ex_serial = ex.serial();
+    }
+    const uint64_t r0 = pc.bound ? ex.run_bound(run, prog, pc.bound, run.ctx_lo, 0)
+                                 : ex.run(run, prog, run.ctx_lo, 0);
+    pc.prng = run.prng;
     if (b.held_lock)  // only after a fault: the verifier forces the unlock
       std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
     res.fault = run.fault;
@@ -110,6 +155,7 @@ RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i
     if (res.fault == vm::Fault::kNone) res.retval = uint32_t(r0);
   }
   if (res.fault == vm::Fault::kNone) {
+    const Buff& b = *bp;
     res.verdict = res.retval <= XDP_REDIRECT ? res.retval : uint32_t(XDP_ABORTED);
     if (res.verdict == XDP_REDIRECT) res.redirect = b.redirect;
     batch.data_off[i] = uint32_t(b.data - b.data_hard_start);
@@ -121,8 +167,13 @@ RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i
   batch.verdict[i] = res.verdict;
   if (batch.redirect) batch.redirect[i] = res.redirect;
   if (batch.fault) batch.fault[i] = uint8_t(res.fault);
-  verdicts_[res.verdict]++;
-  faults_[uint32_t(res.fault)]++;
+  if (cpu < opts_.ncpus) {
+    bump(cpus_[cpu].verdicts[res.verdict]);
+    bump(cpus_[cpu].faults[uint32_t(res.fault)]);
+  } else {  // a bad cpu index (aborted above): counted on cpu 0, not the hot path
+    cpus_[0].verdicts[res.verdict].fetch_add(1);
+    cpus_[0].faults[uint32_t(res.fault)].fetch_add(1);
+  }
   if (opts_.perf || opts_.ringbuf) drain_outputs();
   return res;
 }

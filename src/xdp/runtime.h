@@ -18,6 +18,7 @@
 #include "loader/object.h"
 #include "vm/abi.h"
 #include "vm/executor.h"
+#include "xdp/buff.h"
 #include "xdp/fib.h"
 
 namespace knod::xdp {
@@ -67,6 +68,9 @@ class Runtime {
   const vm::Env& env() const { return env_; }
   const vm::Program& program() const { return *programs_[entry_]; }
   const Options& options() const { return opts_; }
+  /// Re-pins the clock of bpf_ktime_get_*_ns / bpf_jiffies64 (0 = real clock) for the next
+  /// packets, e.g. to replay the kernel's timestamps. Call between packets, not during runs.
+  void set_clock_ns(uint64_t ns) { opts_.clock_ns = env_.clock_ns = ns; }
 
   /// Runs the program on slot i of `batch` on worker `cpu` (< ncpus). Reads frames,
   /// data_off, data_len, meta_len (if non-null: metadata bytes before data at entry, else 0),
@@ -78,8 +82,8 @@ class Runtime {
   RunResult run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
 
   /// Packets per verdict (index = enum xdp_action) and per fault (index = vm::Fault).
-  uint64_t verdict_count(uint32_t action) const { return verdicts_[action].load(); }
-  uint64_t fault_count(vm::Fault f) const { return faults_[uint32_t(f)].load(); }
+  uint64_t verdict_count(uint32_t action) const;
+  uint64_t fault_count(vm::Fault f) const;
 
   // ---- for helpers ------------------------------------------------------------------
   void emit_trace(uint32_t cpu, std::string_view msg);
@@ -92,9 +96,19 @@ class Runtime {
   vm::Env env_;
   std::vector<std::unique_ptr<vm::Program>> programs_;
   size_t entry_ = 0;
-  std::vector<uint64_t> prng_;  ///< per-CPU bpf_get_prandom_u32 state
-  std::array<std::atomic<uint64_t>, kNumActions> verdicts_{};
-  std::array<std::atomic<uint64_t>, kNumFaults> faults_{};
+  /// Per-CPU state, one cache line each (written only by the worker of that cpu, so the
+  /// counters are plain relaxed load/store, no shared read-modify-write per packet).
+  struct alignas(64) PerCpu {
+    uint64_t prng = 0;  ///< bpf_get_prandom_u32 state
+    std::array<std::atomic<uint64_t>, kNumActions> verdicts{};
+    std::array<std::atomic<uint64_t>, kNumFaults> faults{};
+    const vm::Executor* ex = nullptr;  ///< executor of `bound` (with its serial)
+    uint64_t ex_serial = 0;
+    const void* bound = nullptr;  ///< ex->bind(entry program)
+    vm::Run run;                  ///< reused by every packet of this cpu (reset per packet)
+    Buff buff;
+  };
+  std::unique_ptr<PerCpu[]> cpus_;
   std::mutex sink_mu_;
 };
 

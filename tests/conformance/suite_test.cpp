@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
-#include "conformance.h"
+#include "conformance/conformance.h"
 #include "vm/interp.h"
 
 namespace knod::conformance {

@@ -9,9 +9,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "preload.h"
+
 namespace knod::diff {
 namespace {
-int silent_print(enum libbpf_print_level, const char*, va_list) { return 0; }
+int silent_print(enum libbpf_print_level, const char*, va_list) {
+  return 0;
+}
 
 bpf_map* find_map(bpf_object* obj, const std::string& name) {
   bpf_map* m = bpf_object__find_map_by_name(obj, name.c_str());
@@ -45,15 +49,27 @@ KernelObject::~KernelObject() {
   if (obj_) bpf_object__close(obj_);
 }
 
+int KernelObject::preload(const std::string& json_path, uint32_t devmap_ifindex) {
+  return examples::preload_maps(obj_, json_path, devmap_ifindex);
+}
+
+std::vector<std::pair<std::string, int>> KernelObject::programs() const {
+  std::vector<std::pair<std::string, int>> out;
+  bpf_program* p;
+  bpf_object__for_each_program(p, obj_) {
+    out.emplace_back(bpf_program__name(p), static_cast<int>(bpf_program__type(p)));
+  }
+  return out;
+}
+
 int KernelObject::update(const std::string& map, const Bytes& key, const Bytes& value) {
   bpf_map* m = find_map(obj_, map);
-  int err = bpf_map_update_elem(bpf_map__fd(m), key.empty() ? nullptr : key.data(),
-                                value.data(), BPF_ANY);
+  int err = bpf_map_update_elem(bpf_map__fd(m), key.empty() ? nullptr : key.data(), value.data(),
+                                BPF_ANY);
   return err < 0 ? -errno : 0;
 }
 
-int KernelObject::set_prog_array(const std::string& map, uint32_t index,
-                                 const std::string& prog) {
+int KernelObject::set_prog_array(const std::string& map, uint32_t index, const std::string& prog) {
   bpf_program* p = bpf_object__find_program_by_name(obj_, prog.c_str());
   if (!p) throw std::runtime_error("kernel: no program " + prog);
   int fd = bpf_program__fd(p);
@@ -97,8 +113,7 @@ std::map<std::string, MapContents> KernelObject::dump_maps() {
     int type = bpf_map__type(m);
     if (type == BPF_MAP_TYPE_PROG_ARRAY || type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
         type == BPF_MAP_TYPE_HASH_OF_MAPS || type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
-        type == BPF_MAP_TYPE_RINGBUF || type == BPF_MAP_TYPE_QUEUE ||
-        type == BPF_MAP_TYPE_STACK)
+        type == BPF_MAP_TYPE_RINGBUF || type == BPF_MAP_TYPE_QUEUE || type == BPF_MAP_TYPE_STACK)
       continue;
     MapContents& c = out[bpf_map__name(m)];
     int fd = bpf_map__fd(m);

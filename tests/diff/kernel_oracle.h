@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct bpf_object;
@@ -20,7 +21,7 @@ using MapContents = std::map<Bytes, Bytes>;
 
 struct TestRunResult {
   uint32_t retval = 0;  ///< r0 of the program (the XDP action)
-  Bytes data_out;       ///< packet after the program (from data, i.e. without metadata)
+  Bytes data_out;       ///< after the program, from data_meta: metadata, then the packet
   int err = 0;          ///< bpf_prog_test_run_opts error (negative errno), 0 when it ran
 };
 
@@ -33,6 +34,12 @@ class KernelObject {
   KernelObject(const KernelObject&) = delete;
   KernelObject& operator=(const KernelObject&) = delete;
 
+  /// Applies an examples/xdp <name>.maps.json preload (examples/xdp/preload.h: PROG_ARRAY
+  /// "prog" entries become program fds, DEVMAP values become `devmap_ifindex` when non-zero).
+  /// Returns the entries written; throws std::runtime_error naming the map on a kernel error.
+  int preload(const std::string& json_path, uint32_t devmap_ifindex);
+  /// Names of the object's programs (ELF order) and their enum bpf_prog_type.
+  std::vector<std::pair<std::string, int>> programs() const;
   /// BPF_MAP_UPDATE_ELEM; returns 0 or -errno.
   int update(const std::string& map, const Bytes& key, const Bytes& value);
   /// Stores program `prog`'s fd at `index` of PROG_ARRAY `map`. 0 or -errno.

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "conformance.h"
+#include "conformance/conformance.h"
 #include "isa/number.h"
 
 namespace knod::isa {

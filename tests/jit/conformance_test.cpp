@@ -1,6 +1,6 @@
 // The bpf_conformance suite (${KNOD_SHARED_DIR}/conformance/tests, 313 files) through the
 // JIT at -O0 and -O2: every case must give the expected r0 (or the expected load error).
-#include "conformance.h"
+#include "conformance/conformance.h"
 
 #include <gtest/gtest.h>
 

@@ -9,82 +9,143 @@
 #include <vector>
 
 namespace knod::device {
+namespace {
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/// Pause-loop iterations a waiting thread polls before it sleeps (~20-50 us): back-to-back
+/// batches start without a futex wake-up, an idle device sleeps.
+constexpr int kSpin = 2000;
+
+}  // namespace
+
+// The calling thread is worker 0; threads[k] is worker k + 1. A run publishes the job
+// (generation); a thread joins it (`join`: generation, closed bit, active count) unless the
+// caller already closed it, claims chunks from `next`, and leaves. The caller claims too,
+// then closes the job and waits only for the threads that joined: a thread that wakes late
+// (descheduled, asleep) costs nothing. Waits poll first, then block on condition variables.
 struct CpuDevice::Pool {
+  static constexpr uint64_t kClosed = 1ull << 31;
+  static constexpr uint64_t kActive = kClosed - 1;
+  uint32_t workers = 1;
   uint32_t chunk = 64;
   std::vector<std::thread> threads;
   std::mutex mu;
   std::condition_variable start_cv, done_cv;
-  uint64_t generation = 0;  ///< bumped per run; workers wait for a new one
-  bool stop = false;
+  std::atomic<uint64_t> generation{0};  ///< bumped per run; threads wait for a new one
+  std::atomic<bool> stop{false};
   // The current job.
   const PacketFn* fn = nullptr;
   uint32_t count = 0;
-  std::atomic<uint32_t> next{0};
-  uint32_t busy = 0;  ///< workers still in the current job
-  std::exception_ptr error;
+  alignas(64) std::atomic<uint32_t> next{0};
+  alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
+  std::exception_ptr error;                   ///< guarded by mu
+
+  void claim(uint32_t cpu) {
+    try {
+      for (;;) {
+        uint32_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
+        if (lo >= count) break;
+        uint32_t hi = std::min(count, lo + chunk);
+        for (uint32_t i = lo; i < hi; ++i) (*fn)(i, cpu);
+      }
+    } catch (...) {
+      std::lock_guard lock(mu);
+      if (!error) error = std::current_exception();
+      next.store(count);  // the others stop claiming
+    }
+  }
 
   void work(uint32_t cpu) {
     uint64_t seen = 0;
     for (;;) {
-      {
+      for (int i = 0; i < kSpin && generation.load(std::memory_order_acquire) == seen &&
+                      !stop.load(std::memory_order_relaxed);
+           ++i)
+        cpu_relax();
+      if (generation.load(std::memory_order_acquire) == seen) {
         std::unique_lock lock(mu);
-        start_cv.wait(lock, [&] { return stop || generation != seen; });
-        if (stop) return;
-        seen = generation;
+        start_cv.wait(lock, [&] { return stop.load() || generation.load() != seen; });
       }
-      try {
-        for (;;) {
-          uint32_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
-          if (lo >= count) break;
-          uint32_t hi = std::min(count, lo + chunk);
-          for (uint32_t i = lo; i < hi; ++i) (*fn)(i, cpu);
+      if (stop.load()) return;
+      seen = generation.load(std::memory_order_acquire);
+      uint64_t s = join.load(std::memory_order_acquire);
+      bool joined = false;
+      while ((s >> 32) == (seen & 0xffffffff) && !(s & kClosed))
+        if (join.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) {
+          joined = true;
+          break;
         }
-      } catch (...) {
+      if (!joined) continue;  // the caller finished this job without us
+      claim(cpu);
+      uint64_t left = join.fetch_sub(1, std::memory_order_acq_rel) - 1;
+      if ((left & kClosed) && (left & kActive) == 0) {
         std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        next.store(count);  // the others stop claiming
+        done_cv.notify_all();
       }
-      std::lock_guard lock(mu);
-      if (--busy == 0) done_cv.notify_all();
     }
   }
 };
 
 CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
-  uint32_t n = opts.workers ? opts.workers : std::max(1u, std::thread::hardware_concurrency());
+  pool_->workers = opts.workers ? opts.workers : std::max(1u, std::thread::hardware_concurrency());
   pool_->chunk = std::max(1u, opts.chunk);
-  for (uint32_t cpu = 0; cpu < n; ++cpu)
+  for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });
 }
 
 CpuDevice::~CpuDevice() {
   {
     std::lock_guard lock(pool_->mu);
-    pool_->stop = true;
+    pool_->stop.store(true);
   }
   pool_->start_cv.notify_all();
   for (auto& t : pool_->threads) t.join();
 }
 
 uint32_t CpuDevice::workers() const {
-  return uint32_t(pool_->threads.size());
+  return pool_->workers;
 }
 
 void CpuDevice::run(uint32_t count, const PacketFn& fn) {
   if (count == 0) return;
   Pool& p = *pool_;
-  std::unique_lock lock(p.mu);
   p.fn = &fn;
   p.count = count;
-  p.next.store(0);
   p.error = nullptr;
-  p.busy = uint32_t(p.threads.size());
-  ++p.generation;
-  p.start_cv.notify_all();
-  p.done_cv.wait(lock, [&] { return p.busy == 0; });
+  p.next.store(0, std::memory_order_relaxed);
+  const bool helpers = !p.threads.empty();
+  if (helpers) {
+    const uint64_t gen = p.generation.load(std::memory_order_relaxed) + 1;
+    p.join.store((gen & 0xffffffff) << 32, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(p.mu);
+      p.generation.store(gen, std::memory_order_release);
+    }
+    p.start_cv.notify_all();
+  }
+  p.claim(0);
+  if (helpers) {
+    auto active = [&] { return p.join.load(std::memory_order_acquire) & Pool::kActive; };
+    if (p.join.fetch_or(Pool::kClosed, std::memory_order_acq_rel) & Pool::kActive) {
+      for (int i = 0; i < kSpin && active(); ++i) cpu_relax();
+      if (active()) {
+        std::unique_lock lock(p.mu);
+        p.done_cv.wait(lock, [&] { return active() == 0; });
+      }
+    }
+  }
   p.fn = nullptr;
-  if (p.error) std::rethrow_exception(p.error);
+  std::exception_ptr err;
+  {
+    std::lock_guard lock(p.mu);
+    err = p.error;
+  }
+  if (err) std::rethrow_exception(err);
 }
 
 }  // namespace knod::device

@@ -31,6 +31,7 @@ class CpuDevice {
 
   uint32_t workers() const;
   /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.
+  /// The calling thread is worker 0 (workers = 1 runs everything inline, no thread hand-off).
   /// Packets are claimed in chunks of `chunk` in index order. If fn throws, the first
   /// exception is rethrown here after the others finish. Not reentrant (one run at a time).
   void run(uint32_t count, const PacketFn& fn);

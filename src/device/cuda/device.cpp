@@ -74,6 +74,7 @@ struct Device::Impl {
   uint8_t* pinned = nullptr;
   knod_gpu_args* pinned_args = nullptr;
   uint32_t last_count = 0;
+  uint64_t clock_ns = 0, seed = 0;  // vm::Env: pinned clock, prandom seed
 
   void current() const { d->check(d->cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
 
@@ -116,6 +117,8 @@ struct Device::Impl {
     a.ret = reinterpret_cast<uint64_t*>(at(lay.ret, 8));
     a.maps = reinterpret_cast<knod_gpu_map**>(dmap_table);
     a.insn_budget = 1'000'000;
+    a.clock_ns = clock_ns;
+    a.seed = seed;
     a.ncpus = 1;
     a.entry = entry;
     return a;
@@ -206,6 +209,8 @@ void Device::load(const vm::Env& env, size_t entry, Mode mode) {
   if (entry >= env.programs.size()) throw Error("cuda: no entry program");
   im.mode = mode;
   im.entry = uint32_t(entry);
+  im.clock_ns = env.clock_ns;
+  im.seed = env.seed;
   // Maps first: programs refer to them by device address.
   im.maps = env.maps;
   im.images.assign(im.maps.size(), {});

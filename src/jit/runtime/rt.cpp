@@ -18,7 +18,11 @@ constexpr uint64_t kFuncTagMask = 0xffff'ffff'0000'0000ull;
 
 extern "C" {
 
-KNOD_HOT bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
+KNOD_INLINE bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
+  const knod::vm::Region& h = run->static_hint;  // map value pool matched last
+  if (addr >= h.lo && len <= h.hi - h.lo && addr - h.lo <= h.hi - h.lo - len &&
+      (!write || h.writable))
+    return true;
   for (uint32_t i = 0; i < run->nregions; ++i) {
     const knod::vm::Region& r = run->regions[i];
     if (addr >= r.lo && len <= r.hi - r.lo && addr - r.lo <= r.hi - r.lo - len &&

@@ -12,7 +12,8 @@ struct Run;
 
 extern "C" {
 /// 1 when [addr, addr+len) lies in a Region of the run or of the env (writable if `write`).
-/// Run regions are checked inline; env static regions through knod_host_static_ok.
+/// Inlined: the run's static_hint, then the run regions; then env static regions through
+/// knod_host_static_ok (which sets static_hint to the region it matched).
 bool knod_rt_check(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
 /// Load of `size` (1, 2, 4, 8) bytes that knod_rt_check refused: ctx rewriting
 /// (run.ctx_load) when addr is inside [ctx_lo, ctx_hi), else a fault (kOutOfBounds).

@@ -1,5 +1,5 @@
 // bpf_conformance .data parsing and running (see conformance.h).
-#include "conformance.h"
+#include "conformance/conformance.h"
 
 #include <fmt/core.h>
 

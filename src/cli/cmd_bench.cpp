@@ -1,0 +1,334 @@
+// `knod bench`: XDP program speed, ns/packet and Mpps, on the reference interpreter, the CPU
+// JIT on 1 thread and on N threads, and (--vs-kernel) the kernel's own JIT through
+// BPF_PROG_TEST_RUN, on the same packets with the same map preload. See docs/PERFORMANCE.md.
+//
+// Measurement (both sides see each packet `repeat` times, changes accumulating):
+//  - kernel: per packet one BPF_PROG_TEST_RUN with repeat N; its `duration` (mean ns per
+//    repeat, net/bpf/test_run.c bpf_test_timer) averaged over the capture's packets. The
+//    kernel does not re-initialise the xdp_buff between repeats (only live-frames mode does):
+//    repeat k runs on what repeat k-1 left (head/tail moves, rewritten bytes).
+//  - knod: the whole capture is one batch (repeated whole up to --min-batch packets, so that
+//    N threads have work to share); the batch runs N times on the CPU device without
+//    resetting the slots between passes (same accumulation); time / (N * packets), where
+//    time is the thread's CPU time with 1 worker (the kernel's loop is not preemptible
+//    either) and wall time with N workers.
+//    --reset restores every slot before each pass (untimed): each run sees the original packet.
+#include <fmt/core.h>
+#include <linux/bpf.h>
+#include <sched.h>
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "base/error.h"
+#include "cli/command.h"
+#include "device/cpu/cpu_device.h"
+#include "io/map_json.h"
+#include "io/pcap.h"
+#include "jit/executor.h"
+#include "kernel/object.h"
+#include "loader/object.h"
+#include "vm/interp.h"
+#include "xdp/runtime.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct BenchArgs {
+  std::vector<std::string> specs;  ///< OBJ or OBJ:PROG
+  std::string prog, pcap, map_load, examples, pcap_dir, device = "interp,cpu";
+  uint32_t repeat = 1000, workers = 0, chunk = 64, max_packets = 16384, min_batch = 1024;
+  bool vs_kernel = false, reset = false;
+};
+
+/// One benchmark row: a program, its preload and its capture.
+struct Case {
+  std::string label, obj, prog, maps, pcap;
+};
+
+/// The bundled examples (examples/xdp/README.md) and the capture each acts on.
+struct ExampleDef {
+  const char* name;
+  const char* prog;
+  const char* pcap;
+};
+constexpr ExampleDef kExamples[] = {
+    {"l4lb", "xdp_l4lb", "iperf3-tcp.pcap"},
+    {"ddos", "xdp_ddos", "iperf3-udp.pcap"},
+    {"vlan", "xdp_vlan", "vlan.pcap"},
+    {"icmp_echo", "xdp_icmp_echo", "ping4.pcap"},
+    {"proto_count", "xdp_proto_count", "frag.pcap"},
+    {"tailcall", "xdp_dispatch", "http.pcap"},
+    {"nat44", "xdp_nat44", "iperf3-tcp.pcap"},
+    {"router", "xdp_router", "http.pcap"},
+};
+
+/// The capture as one batch: frames at XDP_PACKET_HEADROOM, plus a pristine copy for --reset.
+/// `min_batch`: the capture is repeated whole until the batch holds at least that many
+/// packets (every packet the same number of times, so per-packet means are unchanged).
+struct Packets {
+  Packets(const std::string& path, uint32_t max_packets, uint32_t min_batch = 1) {
+    knod::io::PcapReader in(path);
+    knod::io::Packet p;
+    while (pkts.size() < max_packets && in.next(p)) pkts.push_back(p.data);
+    if (pkts.empty()) throw knod::Error(fmt::format("{}: no usable packets", path));
+    distinct = pkts.size();
+    while (pkts.size() < min_batch)
+      for (size_t i = 0; i < distinct; ++i) pkts.push_back(pkts[i]);
+    const uint32_t n = uint32_t(pkts.size());
+    frames.resize(size_t(n) * knod::device::kFrameSize);
+    off.resize(n), len.resize(n), meta.resize(n), ifx.resize(n, 1), rxq.resize(n);
+    verdict.resize(n), redirect.resize(n), fault.resize(n);
+    b.count = n;
+    b.stride = knod::device::kFrameSize;
+    b.frames = frames.data();
+    b.data_off = off.data();
+    b.data_len = len.data();
+    b.meta_len = meta.data();
+    b.ingress_ifindex = ifx.data();
+    b.rx_queue_index = rxq.data();
+    b.verdict = verdict.data();
+    b.redirect = redirect.data();
+    b.fault = fault.data();
+    reset();
+  }
+  void reset() {
+    for (size_t i = 0; i < pkts.size(); ++i) {
+      uint8_t* slot = frames.data() + i * knod::device::kFrameSize;
+      std::memset(slot, 0, knod::device::kFrameSize);
+      std::memcpy(slot + knod::device::kXdpHeadroom, pkts[i].data(), pkts[i].size());
+      off[i] = knod::device::kXdpHeadroom;
+      len[i] = uint32_t(pkts[i].size());
+      meta[i] = 0;
+    }
+  }
+  std::vector<std::vector<uint8_t>> pkts;
+  size_t distinct = 0;  ///< packets from the capture (pkts repeats them up to min_batch)
+  knod::device::Batch b;
+  std::vector<uint8_t> frames, fault;
+  std::vector<uint32_t> off, len, meta, ifx, rxq, verdict;
+  std::vector<uint64_t> redirect;
+};
+
+double thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
+}
+double wall_ns() {
+  return std::chrono::duration<double, std::nano>(Clock::now().time_since_epoch()).count();
+}
+
+struct Result {
+  double ns = NAN;          ///< ns per packet
+  double compile_ms = NAN;  ///< JIT: entry program, lowering + optimisation + codegen
+  size_t packets = 0;
+  uint64_t verdicts[5] = {};  ///< last pass
+};
+
+/// knod on `workers` CPU-device threads: fresh object and preload, so every column starts
+/// from the same map state.
+Result run_knod(const Case& c, const std::string& device, uint32_t workers, const BenchArgs& a) {
+  knod::loader::LoadOptions lo;
+  lo.ncpus = workers;
+  knod::loader::Object obj = knod::loader::load_object(c.obj, lo);
+  if (!c.maps.empty()) knod::io::apply_map_preload(knod::io::read_map_preload(c.maps), obj, c.maps);
+  knod::xdp::Options xo;
+  xo.ncpus = workers;
+  knod::xdp::Runtime rt(obj, c.prog, xo);
+  Result r;
+  std::unique_ptr<knod::vm::Executor> ex;
+  if (device == "interp") {
+    ex = std::make_unique<knod::vm::Interpreter>();
+  } else {
+    knod::jit::JitOptions jo;
+    jo.ctx = knod::jit::CtxKind::kXdp;
+    auto jit = std::make_unique<knod::jit::JitExecutor>(jo);
+    r.compile_ms = jit->compile(rt.program()).compile_ms;
+    for (const knod::vm::Program* p : rt.env().programs)  // tail-call targets: compile now
+      if (p) jit->compile(*p);
+    ex = std::move(jit);
+  }
+  Packets pk(c.pcap, a.max_packets, a.min_batch);
+  knod::device::CpuDevice dev(knod::device::CpuOptions{workers, a.chunk});
+  knod::device::Batch& b = pk.b;
+  const knod::device::PacketFn fn = [&](uint32_t i, uint32_t cpu) {
+    rt.run_packet(*ex, b, i, cpu);
+  };
+  // One worker runs on this thread (CpuDevice: the caller is worker 0): its CPU time, which
+  // like the kernel's non-preemptible test_run loop excludes time the scheduler gave to
+  // other processes. N workers: wall time (what parallelism buys).
+  const bool cpu_clock = workers == 1;
+  double total_ns = 0;
+  for (uint32_t rep = 0; rep < a.repeat; ++rep) {
+    if (a.reset && rep) pk.reset();
+    const double t0 = cpu_clock ? thread_cpu_ns() : wall_ns();
+    dev.run(b.count, fn);
+    total_ns += (cpu_clock ? thread_cpu_ns() : wall_ns()) - t0;
+  }
+  for (uint32_t i = 0; i < b.count; ++i) ++r.verdicts[b.verdict[i] < 5 ? b.verdict[i] : 0];
+  r.packets = pk.distinct;
+  r.ns = total_ns / (double(a.repeat) * b.count);
+  return r;
+}
+
+/// The kernel: BPF_PROG_TEST_RUN repeat N per packet on CPU 0, mean of `duration`.
+Result run_kernel(const Case& c, const BenchArgs& a) {
+  knod::kernel::Object ko(c.obj);
+  if (!c.maps.empty()) ko.preload(knod::io::read_map_preload(c.maps), c.maps);
+  Packets pk(c.pcap, a.max_packets);
+  cpu_set_t old, one;
+  sched_getaffinity(0, sizeof(old), &old);
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  sched_setaffinity(0, sizeof(one), &one);
+  Result r;
+  double sum = 0;
+  for (const auto& p : pk.pkts) {
+    knod::kernel::TestRun t = ko.test_run(c.prog, p, a.repeat);
+    sum += t.duration_ns;
+    ++r.verdicts[t.retval < 5 ? t.retval : 0];
+  }
+  sched_setaffinity(0, sizeof(old), &old);
+  r.packets = pk.pkts.size();
+  r.ns = sum / double(pk.pkts.size());
+  return r;
+}
+
+std::string cell(double v, const char* fmt_spec = "{:.1f}") {
+  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(fmt_spec), v);
+}
+double mpps(double ns) {
+  return std::isnan(ns) || ns <= 0 ? NAN : 1e3 / ns;
+}
+
+std::vector<Case> cases(const BenchArgs& a) {
+  std::vector<Case> out;
+  if (!a.examples.empty()) {
+    fs::path dir(a.examples);
+    fs::path src = fs::path(KNOD_SOURCE_DIR) / "examples";
+    fs::path pcaps = a.pcap_dir.empty() ? src / "pcap" : fs::path(a.pcap_dir);
+    for (const ExampleDef& e : kExamples) {
+      fs::path obj = dir / (std::string(e.name) + ".o");
+      if (!fs::exists(obj)) continue;
+      fs::path maps = dir / (std::string(e.name) + ".maps.json");
+      if (!fs::exists(maps)) maps = src / "xdp" / (std::string(e.name) + ".maps.json");
+      out.push_back(Case{e.name, obj.string(), e.prog, fs::exists(maps) ? maps.string() : "",
+                         a.pcap.empty() ? (pcaps / e.pcap).string() : a.pcap});
+    }
+    if (out.empty()) throw knod::Error(fmt::format("{}: no example objects (*.o)", a.examples));
+  }
+  for (const std::string& s : a.specs) {
+    Case c;
+    auto colon = s.rfind(':');
+    c.obj = colon == std::string::npos ? s : s.substr(0, colon);
+    c.prog = colon == std::string::npos ? a.prog : s.substr(colon + 1);
+    if (c.prog.empty()) {
+      knod::loader::Object o = knod::loader::load_object(c.obj, {});
+      if (o.programs.empty()) throw knod::Error(fmt::format("{}: no programs", c.obj));
+      c.prog = o.programs[0].name;
+    }
+    c.label = fs::path(c.obj).stem().string() + ":" + c.prog;
+    c.maps = a.map_load;
+    c.pcap = a.pcap;
+    if (c.pcap.empty()) throw knod::Error("-r PCAP is required (or use --examples DIR)");
+    out.push_back(c);
+  }
+  if (out.empty()) throw knod::Error("nothing to run: give OBJ[:PROG] or --examples DIR");
+  return out;
+}
+
+int bench(const BenchArgs& a) {
+  const bool interp = a.device.find("interp") != std::string::npos;
+  const bool cpu = a.device.find("cpu") != std::string::npos;
+  if (!interp && !cpu)
+    throw knod::Error(fmt::format("--device {}: use interp, cpu or both", a.device));
+  const uint32_t workers =
+      a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
+  std::string why;
+  bool kernel = a.vs_kernel;
+  if (kernel && !knod::kernel::Object::available(&why)) {
+    fmt::print(stderr, "knod: --vs-kernel: {}; kernel column skipped\n", why);
+    kernel = false;
+  }
+  if (kernel && a.reset)
+    fmt::print(stderr,
+               "knod: --reset: the kernel accumulates across repeats, knod does not; "
+               "the kernel/knod ratio compares different work\n");
+  std::vector<Case> cs = cases(a);
+  fmt::print("repeat {}, knod batch >= {} packets, {} worker{} for jit-N, {}\n", a.repeat,
+             a.min_batch, workers, workers == 1 ? "" : "s",
+             a.reset ? "packets reset before each repeat" : "changes accumulate across repeats");
+  fmt::print("{:<24}{:>6}{:>10}{:>9}{:>9}{:>9}{:>8}{:>8}{:>8}{:>8}{:>9}{:>9}{:>9}\n", "program",
+             "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1", "Mpps-N", "Mpps-k",
+             "jit/kern", "jit/int", "N/1");
+  fmt::print("{:<24}{:>6}{:>10}{:>9}{:>9}{:>9}{:>8}{:>8}{:>8}{:>8}{:>9}{:>9}{:>9}\n", "", "",
+             "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup", "scaling");
+  double log_kern = 0, log_int = 0, log_scale = 0, max_compile = 0;
+  int n_kern = 0, n_int = 0, n_scale = 0;
+  for (const Case& c : cs) {
+    Result ri, r1, rn, rk;
+    if (interp) ri = run_knod(c, "interp", 1, a);
+    if (cpu) {
+      r1 = run_knod(c, "cpu", 1, a);
+      rn = run_knod(c, "cpu", workers, a);
+      max_compile = std::max(max_compile, r1.compile_ms);
+    }
+    if (kernel) rk = run_kernel(c, a);
+    const double jk = r1.ns / rk.ns, ji = ri.ns / r1.ns, sc = r1.ns / rn.ns;
+    if (!std::isnan(jk)) log_kern += std::log(jk), ++n_kern;
+    if (!std::isnan(ji)) log_int += std::log(ji), ++n_int;
+    if (!std::isnan(sc)) log_scale += std::log(sc), ++n_scale;
+    fmt::print("{:<24}{:>6}{:>10}{:>9}{:>9}{:>9}{:>8}{:>8}{:>8}{:>8}{:>9}{:>9}{:>9}\n", c.label,
+               std::max({ri.packets, r1.packets, rk.packets}), cell(ri.ns), cell(r1.ns),
+               cell(rn.ns), cell(rk.ns), cell(mpps(ri.ns), "{:.2f}"), cell(mpps(r1.ns), "{:.2f}"),
+               cell(mpps(rn.ns), "{:.2f}"), cell(mpps(rk.ns), "{:.2f}"), cell(jk, "{:.2f}x"),
+               cell(ji, "{:.1f}x"), cell(sc, "{:.2f}x"));
+    std::fflush(stdout);
+  }
+  if (cpu) fmt::print("max JIT compile: {:.1f} ms/program\n", max_compile);
+  if (cs.size() > 1) {
+    if (n_int) fmt::print("geomean interp/jit-1 speedup: {:.2f}\n", std::exp(log_int / n_int));
+    if (n_scale) fmt::print("geomean jit-N/jit-1 scaling: {:.2f}\n", std::exp(log_scale / n_scale));
+    if (n_kern) fmt::print("geomean knod-jit/kernel: {:.3f}\n", std::exp(log_kern / n_kern));
+  }
+  return 0;
+}
+
+}  // namespace
+
+KNOD_COMMAND(bench) {
+  auto* a = new BenchArgs;  // lives as long as the process
+  auto* c = app.add_subcommand(
+      "bench", "ns/packet and Mpps: interpreter, CPU JIT on 1 and N threads, kernel JIT");
+  c->add_option("object", a->specs, "eBPF ELF object(s), OBJ or OBJ:PROG");
+  c->add_option("-p,--prog", a->prog, "program name or section for OBJ (default: the first)");
+  c->add_option("-r,--read", a->pcap, "capture to run (with --examples: for every example)");
+  c->add_option("--map-load", a->map_load, "preload maps (FILE.json, examples/xdp/README.md)");
+  c->add_option("--examples", a->examples,
+                "directory of the built examples (<build>/examples/xdp): runs each with its "
+                ".maps.json and capture");
+  c->add_option("--pcap-dir", a->pcap_dir, "captures for --examples (default: examples/pcap)");
+  c->add_option("--device", a->device, "columns: interp, cpu, or interp,cpu (default)");
+  c->add_option("--workers", a->workers, "threads for jit-N (default: all cores)");
+  c->add_option("--chunk", a->chunk, "packets a CPU worker claims at a time")
+      ->check(CLI::Range(1u, 1u << 20));
+  c->add_option("--repeat", a->repeat, "runs of every packet (kernel: test_run repeat)")
+      ->check(CLI::Range(1u, 1u << 24));
+  c->add_option("--max-packets", a->max_packets, "packets taken from each capture")
+      ->check(CLI::Range(1u, 1u << 20));
+  c->add_option("--min-batch", a->min_batch,
+                "knod batch size: the capture is repeated to at least this many packets")
+      ->check(CLI::Range(1u, 1u << 20));
+  c->add_flag("--vs-kernel", a->vs_kernel, "also run the kernel's JIT (BPF_PROG_TEST_RUN)");
+  c->add_flag("--reset", a->reset, "restore every packet before each knod repeat");
+  c->callback([a, set_action] { set_action([a] { return bench(*a); }); });
+}

@@ -1,0 +1,229 @@
+// Bad input to `knod`: every case prints exactly one line on stderr, starting "knod: " and
+// naming the problem, and exits non-zero (1: bad input, 2: bad command line, 3: capture cut
+// short) — never a crash, abort or sanitizer report. The table is in tests/cli/README.md.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <initializer_list>
+
+#include "cli_test.h"
+
+namespace knod::cli_test {
+namespace {
+
+const std::string kFix = KNOD_CLI_FIXTURES;
+const std::string kL4lb = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/l4lb.o";
+const std::string kL4lbMaps = std::string(KNOD_EXAMPLE_SRC_DIR) + "/l4lb.maps.json";
+const std::string kPing4 = std::string(KNOD_PCAP_DIR) + "/ping4.pcap";  // 10 frames, 1052 B
+
+/// The run ended with status `rc` and one stderr line "knod: ..." holding every word.
+void expect_one_line(const Result& r, int rc, std::initializer_list<std::string> words) {
+  EXPECT_EQ(r.rc, rc) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << "stderr:\n" << r.err;
+  EXPECT_EQ(r.err.rfind("knod: ", 0), 0u) << r.err;
+  for (const std::string& w : words)
+    EXPECT_NE(r.err.find(w), std::string::npos) << w << ": " << r.err;
+}
+
+/// `knod run OBJ -r ping4.pcap` with l4lb's preload when OBJ is l4lb.
+Result run_obj(const std::string& obj, const std::string& more = "") {
+  return knod("run " + obj + " -r " + kPing4 + " " + more);
+}
+Result run_l4lb(const std::string& more) {
+  return knod("run " + kL4lb + " --map-load " + kL4lbMaps + " " + more);
+}
+
+// ---- objects -------------------------------------------------------------------------------
+
+TEST(BadObject, Nonexistent) {
+  expect_one_line(run_obj("/nonexistent/x.o"), 1,
+                  {"/nonexistent/x.o", "cannot open", "No such file"});
+}
+
+TEST(BadObject, Empty) {
+  std::string p = temp_dir() + "/empty.o";
+  write_file(p, "");
+  expect_one_line(run_obj(p), 1, {p, "empty file"});
+}
+
+TEST(BadObject, Garbage) {
+  std::string p = temp_dir() + "/garbage.o", g;
+  for (int i = 0; i < 4096; ++i) g += char((i * 2654435761u) >> 13);  // fixed pseudo-random
+  write_file(p, g);
+  expect_one_line(run_obj(p), 1, {p, "not an ELF file"});
+}
+
+TEST(BadObject, TruncatedAtManyLengths) {
+  std::string whole = read_file(kL4lb);
+  ASSERT_GT(whole.size(), 1000u);
+  std::string dir = temp_dir();
+  for (size_t n : {size_t(3), size_t(10), size_t(63), size_t(64), size_t(200), whole.size() / 2,
+                   whole.size() - 64, whole.size() - 1}) {
+    SCOPED_TRACE(n);
+    std::string p = dir + "/cut" + std::to_string(n) + ".o";
+    write_file(p, whole.substr(0, n));
+    Result r = run_obj(p);
+    expect_one_line(r, 1, {p});
+    EXPECT_TRUE(r.err.find("truncated") != std::string::npos ||
+                r.err.find("not an ELF file") != std::string::npos)
+        << r.err;
+  }
+}
+
+TEST(BadObject, WrongMachine) {
+  expect_one_line(run_obj("/bin/true"), 1, {"/bin/true", "not an eBPF object", "e_machine 62"});
+  expect_one_line(run_obj(kFix + "/x86.o"), 1, {"x86.o", "not an eBPF object", "e_machine 62"});
+}
+
+TEST(BadObject, NoProgram) {
+  expect_one_line(run_obj(kFix + "/no_prog.o"), 1, {"no_prog.o", "no programs"});
+  expect_one_line(knod("prog list " + kFix + "/no_prog.o"), 1, {"no programs"});
+}
+
+TEST(BadObject, UnknownProgramName) {
+  expect_one_line(run_l4lb("-r " + kPing4 + " -p nosuch"), 1,
+                  {"no program 'nosuch'", "programs: xdp_l4lb"});
+  expect_one_line(knod("prog dump " + kL4lb + " -p nosuch"), 1,
+                  {"no program 'nosuch'", "programs: xdp_l4lb"});
+}
+
+TEST(BadObject, UnknownHelper) {
+  expect_one_line(run_obj(kFix + "/bad_helper.o"), 1,
+                  {"bad_helper.o", "xdp_bad_helper", "unknown helper 999"});
+}
+
+TEST(BadObject, Kfunc) {
+  expect_one_line(run_obj(kFix + "/kfunc.o"), 1,
+                  {"kfunc", "bpf_xdp_metadata_rx_hash", "not supported"});
+}
+
+// ---- captures ------------------------------------------------------------------------------
+
+TEST(BadCapture, Nonexistent) {
+  expect_one_line(run_l4lb("-r /nonexistent/in.pcap"), 1, {"/nonexistent/in.pcap", "No such file"});
+}
+
+TEST(BadCapture, TruncatedHeader) {
+  std::string p = temp_dir() + "/hdr.pcap";
+  write_file(p, read_file(kPing4).substr(0, 20));
+  expect_one_line(run_l4lb("-r " + p), 1, {p, "truncated"});
+}
+
+TEST(BadCapture, TruncatedRecordRunsThePacketsBefore) {
+  // ping4.pcap cut 12 bytes into its last frame: 9 whole frames, then a damaged record.
+  std::string dir = temp_dir(), p = dir + "/cut.pcap";
+  std::string whole = read_file(kPing4);
+  write_file(p, whole.substr(0, whole.size() - 12));
+  Result r = run_l4lb("-r " + p + " --stats " + dir + "/stats.json");
+  expect_one_line(r, 3, {"knod: warning: ", p, "record 9", "truncated", "9 records before it"});
+  EXPECT_NE(r.out.find(": 9 packets"), std::string::npos) << r.out;
+  std::string stats = read_file(dir + "/stats.json");
+  EXPECT_NE(stats.find("\"truncated_capture\": true"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"packets\": 9"), std::string::npos) << stats;
+}
+
+TEST(BadCapture, NotEthernet) {
+  std::string dir = temp_dir();
+  std::string ip = udp_frame(60).substr(14);  // the IPv4 packet without its Ethernet header
+  write_file(dir + "/raw.pcap", pcap_bytes(101, {ip}));  // LINKTYPE_RAW (DLT_RAW is 12)
+  expect_one_line(run_l4lb("-r " + dir + "/raw.pcap"), 1,
+                  {"raw.pcap", "link type", "RAW", "not supported", "Ethernet"});
+  write_file(dir + "/sll.pcap", pcap_bytes(113, {std::string(16, '\0') + ip}));  // LINUX_SLL
+  expect_one_line(run_l4lb("-r " + dir + "/sll.pcap"), 1,
+                  {"sll.pcap", "link type 113", "LINUX_SLL", "not supported"});
+}
+
+TEST(BadCapture, FrameLargerThanXdpIsCountedAndSkipped) {
+  std::string dir = temp_dir(), p = dir + "/big.pcap";
+  write_file(p, pcap_bytes(1, {udp_frame(100), udp_frame(4000), udp_frame(3521), udp_frame(3520)}));
+  Result r = run_l4lb("-r " + p + " --stats " + dir + "/stats.json");
+  expect_one_line(
+      r, 0, {"knod: warning: ", "2 packets skipped", "larger than the XDP frame", "3520 bytes"});
+  EXPECT_NE(r.out.find(": 2 packets"), std::string::npos) << r.out;
+  std::string stats = read_file(dir + "/stats.json");
+  EXPECT_NE(stats.find("\"skipped_too_large\": 2"), std::string::npos) << stats;
+}
+
+// ---- map files -----------------------------------------------------------------------------
+
+TEST(BadMapFile, Missing) {
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load /nonexistent/m.json"), 1,
+                  {"/nonexistent/m.json", "cannot open"});
+}
+
+TEST(BadMapFile, MalformedJson) {
+  std::string p = temp_dir() + "/m.json";
+  write_file(p, "{\"maps\": {\"vip_map\": [\n");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
+                  {p, "malformed JSON"});
+  expect_one_line(knod("map dump " + kL4lb + " --map-load " + p), 1, {p, "malformed JSON"});
+}
+
+TEST(BadMapFile, UnknownMap) {
+  std::string p = temp_dir() + "/m.json";
+  write_file(p, R"({"maps": {"nosuch": [{"key": "00", "value": "00"}]}})");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1, {p, "'nosuch'"});
+}
+
+TEST(BadMapFile, WrongKeySize) {
+  std::string p = temp_dir() + "/m.json";
+  write_file(p, R"({"maps": {"vip_map": [{"key": "0a000002", "value": "0000000000000000"}]}})");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
+                  {p, "vip_map[0]", "key/value are 4/8 bytes", "map wants 8/8"});
+}
+
+// ---- command line --------------------------------------------------------------------------
+
+TEST(BadCommandLine, UnknownOption) {
+  expect_one_line(run_l4lb("-r " + kPing4 + " --bogus"), 2,
+                  {"run: ", "--bogus", "knod run --help"});
+  expect_one_line(knod("--bogus"), 2, {"unknown option '--bogus'", "knod --help"});
+}
+
+TEST(BadCommandLine, MissingRequired) {
+  expect_one_line(knod("run " + kL4lb), 2, {"--read is required", "knod run --help"});
+  expect_one_line(knod("run -r " + kPing4), 2, {"object is required"});
+  expect_one_line(knod("prog"), 2, {"prog: missing command: one of", "dump", "list"});
+}
+
+TEST(BadCommandLine, BadValue) {
+  expect_one_line(run_l4lb("-r " + kPing4 + " --workers many"), 2, {"--workers", "many"});
+  expect_one_line(run_l4lb("-r " + kPing4 + " --batch 0"), 2, {"--batch"});
+}
+
+TEST(BadCommandLine, UnknownCommand) {
+  Result r = knod("bogus");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "knod: unknown command 'bogus' (see knod --help)\n");
+  r = knod("prog bogus " + kL4lb);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "knod: unknown command 'prog bogus' (see knod prog --help)\n");
+}
+
+TEST(BadDevice, CudaWithoutGpu) {
+  // KNOD_LIBCUDA points the CUDA driver loader at a missing file: no GPU, whatever the host.
+  Result r = knod("run " + kL4lb + " --map-load " + kL4lbMaps + " -r " + kPing4 + " --device cuda",
+                  "KNOD_LIBCUDA=/nonexistent/libcuda.so.1");
+  expect_one_line(r, 1, {"cuda"});
+  expect_one_line(run_l4lb("-r " + kPing4 + " --device tpu"), 1, {"unknown device 'tpu'"});
+}
+
+// ---- outputs -------------------------------------------------------------------------------
+
+TEST(BadOutput, UnwritablePaths) {
+  const std::string bad = "/nonexistent/dir/out";
+  for (const char* opt : {"-w", "--pass", "--drop", "--stats", "--map-dump", "--trace"}) {
+    SCOPED_TRACE(opt);
+    Result r = run_l4lb("-r " + kPing4 + " " + opt + " " + bad);
+    expect_one_line(r, 1, {bad});
+    EXPECT_EQ(r.out, "") << "failed after the run instead of before";
+  }
+}
+
+TEST(BadOutput, DiskFull) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  expect_one_line(run_l4lb("-q -r " + kPing4 + " --stats /dev/full"), 1, {"/dev/full", "write"});
+}
+
+}  // namespace
+}  // namespace knod::cli_test

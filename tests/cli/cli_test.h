@@ -1,0 +1,36 @@
+// Runs the `knod` binary as a user would and captures what it prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace knod::cli_test {
+
+struct Result {
+  int rc = -1;      ///< exit status; 128+N when killed by signal N (a crash)
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+  /// stderr's lines (without "\n"); a message must be exactly one.
+  std::vector<std::string> err_lines() const;
+};
+
+/// Runs `KNOD_BIN args` through /bin/sh (args are shell words: quote paths with spaces),
+/// with `env` ("NAME=value ...") prepended. Sanitizer reports, if any, land in err.
+/// $KNOD_TEST_WRAPPER (e.g. "valgrind -q --error-exitcode=99") is put before the binary.
+Result knod(const std::string& args, const std::string& env = "");
+
+/// A fresh directory under $TMPDIR (or /tmp), removed at exit.
+std::string temp_dir();
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
+/// A classic pcap file (microsecond timestamps, little-endian) with link type `dlt`;
+/// each frame's caplen == len unless `wire_len` gives a larger len.
+std::string pcap_bytes(uint32_t dlt, const std::vector<std::string>& frames, uint32_t wire_len = 0);
+
+/// An Ethernet + IPv4 + UDP frame of `size` bytes (>= 42), valid headers, zero payload.
+std::string udp_frame(size_t size);
+
+}  // namespace knod::cli_test

@@ -1,0 +1,227 @@
+// `knod prog list/dump`, `knod map list/dump`, `--max-entries`, checked against libbpf's
+// view of the same object (bpf_object__open: what bpftool would load) and against the
+// packet counts of the bundled captures (examples/pcap/README.md).
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_test.h"
+
+namespace knod::cli_test {
+namespace {
+
+const std::string kCounter = std::string(KNOD_CLI_FIXTURES) + "/counter.o";
+const std::string kPing4 = std::string(KNOD_PCAP_DIR) + "/ping4.pcap";  // 10 frames
+
+TEST(ProgList, MatchesLibbpf) {
+  Result r = knod("prog list -j --max-entries routes=8 " + kCounter);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  nlohmann::json j = nlohmann::json::parse(r.out);
+
+  bpf_object* obj = bpf_object__open(kCounter.c_str());
+  ASSERT_NE(obj, nullptr);
+  std::vector<bpf_program*> progs;
+  bpf_program* p;
+  bpf_object__for_each_program(p, obj) progs.push_back(p);
+  ASSERT_EQ(j["programs"].size(), progs.size());
+  for (size_t i = 0; i < progs.size(); ++i) {
+    const nlohmann::json& jp = j["programs"][i];
+    EXPECT_EQ(jp["name"], bpf_program__name(progs[i]));
+    EXPECT_EQ(jp["section"], bpf_program__section_name(progs[i]));
+    EXPECT_EQ(jp["type"], std::string(libbpf_bpf_prog_type_str(bpf_program__type(progs[i]))));
+    EXPECT_EQ(jp["type"], "xdp");
+    EXPECT_EQ(jp["insns"], bpf_program__insn_cnt(progs[i]));
+    EXPECT_EQ(jp["gpl_compatible"], true);
+  }
+  std::vector<bpf_map*> maps;
+  bpf_map* m;
+  bpf_object__for_each_map(m, obj) maps.push_back(m);
+  ASSERT_EQ(j["maps"].size(), maps.size());
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const nlohmann::json& jm = j["maps"][i];
+    std::string name = bpf_map__name(maps[i]);
+    EXPECT_EQ(jm["name"], name);
+    EXPECT_EQ(jm["type"], std::string(libbpf_bpf_map_type_str(bpf_map__type(maps[i]))));
+    EXPECT_EQ(jm["bytes_key"], bpf_map__key_size(maps[i]));
+    EXPECT_EQ(jm["bytes_value"], bpf_map__value_size(maps[i]));
+    EXPECT_EQ(jm["flags"], bpf_map__map_flags(maps[i]));
+    EXPECT_EQ(jm["max_entries"], name == "routes" ? 8u : bpf_map__max_entries(maps[i])) << name;
+  }
+  bpf_object__close(obj);
+
+  // The source's own facts (bpf/counter.c).
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& jm : j["maps"]) by_name[jm["name"]] = jm;
+  EXPECT_EQ(by_name["counts"]["type"], "hash");
+  EXPECT_EQ(by_name["stats"]["type"], "percpu_array");
+  EXPECT_EQ(by_name["routes"]["type"], "lpm_trie");
+  EXPECT_EQ(by_name["routes"]["flags"], BPF_F_NO_PREALLOC);
+  EXPECT_EQ(by_name["routes"]["bytes_key"], 8);
+  EXPECT_EQ(j["programs"][0]["maps"], nlohmann::json({"counts"}));
+  auto route_maps = j["programs"][1]["maps"].get<std::set<std::string>>();
+  EXPECT_EQ(route_maps, (std::set<std::string>{"stats", "routes"}));
+}
+
+TEST(ProgList, Text) {
+  Result r = knod("prog show --max-entries 8 " + kCounter);  // bare N: maps declared with 0
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("0: xdp  name xdp_count  section xdp\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1: xdp  name xdp_route  section xdp.frags\n"), std::string::npos);
+  EXPECT_NE(r.out.find("  gpl  maps counts\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lpm_trie  name routes  flags 0x1\n\tkey 8B  value 4B  max_entries 8\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("hash  name counts  flags 0x0\n\tkey 4B  value 8B  max_entries 16\n"),
+            std::string::npos);
+}
+
+TEST(ProgDump, NamesHelpersAndMaps) {
+  Result r = knod("prog dump --max-entries routes=8 " + kCounter + " -p xdp_count");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("xdp_count: xdp  section xdp  insns ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("call bpf_map_lookup_elem#1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("call bpf_map_update_elem#2"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("xdp_route"), std::string::npos);
+  // The map load names the map and takes two slots: the next line number is 2 further on.
+  size_t at = r.out.find("map_idx(0)");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  size_t bol = r.out.rfind('\n', at) + 1, eol = r.out.find('\n', at);
+  EXPECT_NE(r.out.substr(at, eol - at).find("counts"), std::string::npos) << r.out;
+  int pc = std::stoi(r.out.substr(bol, at - bol));
+  EXPECT_EQ(std::stoi(r.out.substr(eol + 1, 5)), pc + 2) << r.out;
+}
+
+TEST(ProgDump, JsonAllPrograms) {
+  Result r = knod("prog dump -j --max-entries routes=8 " + kCounter);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1]["name"], "xdp_route");
+  EXPECT_EQ(j[1]["insns"][0]["pc"], 0);
+  EXPECT_EQ(j[1]["insns"].back()["disasm"], "exit");
+}
+
+TEST(MaxEntries, LoaderMessageNamesTheOption) {
+  Result r = knod("prog list " + kCounter);
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("knod: "), std::string::npos);
+  EXPECT_NE(r.err.find("'routes'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--max-entries routes=N"), std::string::npos) << r.err;
+}
+
+TEST(MaxEntries, PerMapWinsOverTheObject) {
+  Result r = knod("map list -j --max-entries routes=8 --max-entries counts=1000 " + kCounter);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const auto& m : j) {
+    if (m["name"] == "counts") {
+      EXPECT_EQ(m["max_entries"], 1000);
+    }
+    if (m["name"] == "stats") {
+      EXPECT_EQ(m["max_entries"], 4);
+    }
+    if (m["name"] == "routes") {
+      EXPECT_EQ(m["max_entries"], 8);
+    }
+  }
+}
+
+TEST(MaxEntries, RejectsBadValues) {
+  for (const char* bad : {"routes=abc", "routes=", "=5", "-3", "routes=99999999999"}) {
+    Result r = knod(std::string("map list --max-entries '") + bad + "' " + kCounter);
+    EXPECT_EQ(r.rc, 1) << bad;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("knod: --max-entries '", 0), 0u) << r.err;
+  }
+  Result r = knod("map list --max-entries routes=8 --max-entries nosuch=4 " + kCounter);
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("no map 'nosuch'"), std::string::npos) << r.err;
+}
+
+TEST(Run, CountsEveryPacketInAMap) {
+  std::string dir = temp_dir();
+  Result r = knod("run " + kCounter + " -p xdp_count -r " + kPing4 +
+                  " --max-entries routes=8 --map-dump " + dir + "/maps.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  nlohmann::json j = nlohmann::json::parse(read_file(dir + "/maps.json"));
+  bool seen = false;
+  for (const auto& m : j)
+    if (m["name"] == "counts") {
+      ASSERT_EQ(m["entries"].size(), 1u);
+      EXPECT_EQ(m["entries"][0]["key"], nlohmann::json({"0x00", "0x00", "0x00", "0x00"}));
+      EXPECT_EQ(m["entries"][0]["value"],
+                nlohmann::json({"0x0a", "0x00", "0x00", "0x00", "0x00", "0x00", "0x00", "0x00"}));
+      seen = true;
+    }
+  EXPECT_TRUE(seen) << j.dump();
+}
+
+const char* kPreload = R"({"maps": {
+  "counts": [{"key": "07000000", "value": "2a00000000000000"}],
+  "routes": [{"key": "2000000000000000", "value": "01000000"}]}})";
+
+TEST(MapDump, AfterPreloadText) {
+  std::string dir = temp_dir();
+  write_file(dir + "/pre.json", kPreload);
+  Result r = knod("map dump " + kCounter + " --max-entries routes=8 --map-load " + dir +
+                  "/pre.json -m counts -m routes");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "counts: hash  key 4B  value 8B  max_entries 16\n"
+            "key: 07 00 00 00  value: 2a 00 00 00 00 00 00 00\n"
+            "Found 1 element\n"
+            "\n"
+            "routes: lpm_trie  key 8B  value 4B  max_entries 8\n"
+            "key: 20 00 00 00 00 00 00 00  value: 01 00 00 00\n"
+            "Found 1 element\n");
+}
+
+TEST(MapDump, JsonIsTheRunDumpFormat) {
+  std::string dir = temp_dir();
+  write_file(dir + "/pre.json", kPreload);
+  Result r = knod("map dump -j " + kCounter + " --max-entries routes=8 --map-load counts=" + dir +
+                  "/pre.json -m counts -m stats");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["name"], "counts");
+  EXPECT_EQ(j[0]["entries"].size(), 1u);
+  EXPECT_EQ(j[1]["name"], "stats");
+  ASSERT_EQ(j[1]["entries"].size(), 4u);               // an array has every key
+  EXPECT_TRUE(j[1]["entries"][0].contains("values"));  // per-CPU
+}
+
+TEST(Run, PreloadedRouteDropsEverything) {
+  std::string dir = temp_dir();
+  write_file(dir + "/pre.json", kPreload);
+  Result r = knod("run " + kCounter + " -p xdp.frags -r " + kPing4 +
+                  " --max-entries routes=8 --workers 1 --map-load " + dir + "/pre.json --stats " +
+                  dir + "/stats.json --map-dump " + dir + "/maps.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json s = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(s["packets"], 10);
+  EXPECT_EQ(s["verdicts"]["XDP_DROP"], 10) << s.dump();
+  nlohmann::json m = nlohmann::json::parse(read_file(dir + "/maps.json"));
+  for (const auto& jm : m)
+    if (jm["name"] == "stats") {
+      EXPECT_EQ(jm["entries"][1]["values"][0]["value"][0], "0x0a") << jm.dump();
+    }
+}
+
+TEST(Usage, NoArgumentsListsCommands) {
+  Result r = knod("");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.err, "");
+  for (const char* c : {"run", "prog", "map", "version"})
+    EXPECT_NE(r.out.find(std::string("\n  ") + c), std::string::npos) << c << "\n" << r.out;
+}
+
+}  // namespace
+}  // namespace knod::cli_test

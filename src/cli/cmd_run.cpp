@@ -40,7 +40,29 @@ std::string hex(const uint8_t* p, size_t n) {
   return s;
 }
 
+/// Two outputs naming one file would overwrite each other: refuse before running.
+void check_distinct_outputs(const RunArgs& a) {
+  std::vector<std::pair<std::string, std::string>> outs = {
+      {"-w", a.out_all},
+      {"--aborted", a.verdict_out[XDP_ABORTED]},
+      {"--drop", a.verdict_out[XDP_DROP]},
+      {"--pass", a.verdict_out[XDP_PASS]},
+      {"--tx", a.verdict_out[XDP_TX]},
+      {"--redirect", a.verdict_out[XDP_REDIRECT]},
+      {"--stats", a.stats},
+      {"--map-dump", a.map_dump},
+      {"--trace", a.trace},
+      {"--perf", a.perf},
+      {"--ringbuf", a.ringbuf}};
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (size_t j = i + 1; j < outs.size(); ++j)
+      if (!outs[i].second.empty() && outs[i].second == outs[j].second)
+        throw knod::Error(fmt::format("{} and {} both write {}: give each output its own file",
+                                      outs[i].first, outs[j].first, outs[i].second));
+}
+
 int run(const RunArgs& a) {
+  check_distinct_outputs(a);
   uint32_t workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
   if (a.device == "interp" && !a.workers) workers = 1;
   knod::loader::LoadOptions lo;
@@ -138,9 +160,11 @@ int run(const RunArgs& a) {
     for (uint32_t f = 1; f < 8; ++f)
       if (r.faults[f])
         fmt::print("aborted by {}: {}\n", knod::vm::fault_name(knod::vm::Fault(f)), r.faults[f]);
-    if (r.skipped_snapped || r.skipped_too_large)
-      fmt::print("skipped: {} snapped (caplen < len), {} larger than the XDP frame\n",
-                 r.skipped_snapped, r.skipped_too_large);
+    if (r.skipped_snapped || r.skipped_too_large || r.skipped_runt)
+      fmt::print(
+          "skipped: {} snapped (caplen < len), {} larger than the XDP frame, {} shorter "
+          "than ETH_HLEN\n",
+          r.skipped_snapped, r.skipped_too_large, r.skipped_runt);
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
@@ -152,13 +176,16 @@ int run(const RunArgs& a) {
     warn.push_back(fmt::format("{} packet{} skipped: larger than the XDP frame ({} bytes)",
                                r.skipped_too_large, r.skipped_too_large == 1 ? "" : "s",
                                knod::device::kMaxPacket));
+  if (r.skipped_runt)
+    warn.push_back(fmt::format("{} packet{} skipped: shorter than ETH_HLEN (14 bytes)",
+                               r.skipped_runt, r.skipped_runt == 1 ? "" : "s"));
   if (r.skipped_snapped)
     warn.push_back(fmt::format("{} packet{} skipped: snapped by the capture (caplen < len)",
                                r.skipped_snapped, r.skipped_snapped == 1 ? "" : "s"));
   if (r.truncated)
-    warn.push_back(fmt::format("{} (the capture is cut short; the {} records before it were read)",
-                               r.truncated_error,
-                               r.packets + r.skipped_too_large + r.skipped_snapped));
+    warn.push_back(fmt::format(
+        "{} (the capture is cut short; the {} records before it were read)", r.truncated_error,
+        r.packets + r.skipped_too_large + r.skipped_snapped + r.skipped_runt));
   if (!warn.empty()) fmt::print(stderr, "knod: warning: {}\n", fmt::join(warn, "; "));
 
   if (!a.stats.empty()) {
@@ -176,6 +203,7 @@ int run(const RunArgs& a) {
     for (uint32_t f = 1; f < 8; ++f) e[knod::vm::fault_name(knod::vm::Fault(f))] = r.faults[f];
     e["skipped_snapped"] = r.skipped_snapped;
     e["skipped_too_large"] = r.skipped_too_large;
+    e["skipped_runt"] = r.skipped_runt;
     e["truncated_capture"] = r.truncated;
     if (xfrm) s["xfrm"] = xfrm->stats_json();
     stats_f << s.dump(2) << "\n";
@@ -210,7 +238,9 @@ KNOD_COMMAND(run) {
   c->add_option("--map-dump", a->map_dump, "write every map afterwards (bpftool-style JSON)");
   c->add_option("--stats", a->stats, "write counters as JSON");
   c->add_option("--device", a->device, "cpu (JIT, default) or interp (reference interpreter)");
-  c->add_option("--workers", a->workers, "CPU device threads (default: all cores; interp: 1)");
+  c->add_option("--workers", a->workers,
+                "CPU device threads (default: all cores; interp: 1). Packets of a batch run "
+                "concurrently: use 1 for the kernel's one-by-one order with stateful programs");
   c->add_option("--batch", a->batch, "packets per batch")->check(CLI::Range(1u, 1u << 20));
   c->add_option("--ifindex", a->ifindex, "xdp_md->ingress_ifindex");
   c->add_option("--rxq", a->rxq, "xdp_md->rx_queue_index");
@@ -223,7 +253,9 @@ KNOD_COMMAND(run) {
   c->add_option("--max-entries", a->max_entries,
                 "NAME=N: max_entries of map NAME; N: for maps declared with 0 (repeatable)")
       ->allow_extra_args(false);
-  c->add_option("--insn-budget", a->insn_budget, "instructions per packet before XDP_ABORTED");
+  c->add_option("--insn-budget", a->insn_budget,
+                "instructions per packet before XDP_ABORTED (interp: exact; cpu: counted per "
+                "loop iteration, so loop-free programs never reach it)");
   c->add_option("--xfrm", a->xfrm,
                 "ip-xfrm state/policy file: ESP on XDP_PASS packets (SPD/SAD, see --xfrm-dir)");
   c->add_option("--xfrm-dir", a->xfrm_dir, "out: SPD + ESP encrypt (default); in: ESP decrypt")

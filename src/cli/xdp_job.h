@@ -66,8 +66,9 @@ struct JobResult {
   uint64_t packets = 0, bytes = 0;  ///< packets run and their bytes (as read)
   uint64_t verdict_packets[5] = {}, verdict_bytes[5] = {};  ///< by verdict; bytes after the program
   uint64_t faults[8] = {};                                  ///< by vm::Fault
-  uint64_t skipped_snapped = 0, skipped_too_large = 0;      ///< not run (see io::SkipReason)
-  bool truncated = false;                                   ///< the capture ended inside a record
+  uint64_t skipped_runt = 0;  ///< frames shorter than ETH_HLEN (14 B): not run, as test_run
+  uint64_t skipped_snapped = 0, skipped_too_large = 0;  ///< not run (see io::SkipReason)
+  bool truncated = false;                               ///< the capture ended inside a record
   std::string truncated_error;
   double seconds = 0;  ///< wall time of the batches (excl. I/O)
 };

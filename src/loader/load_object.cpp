@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -106,6 +107,9 @@ Object load_object_mem(const void* data, size_t size, const std::string& name,
 }
 
 Object load_object(const std::string& path, const LoadOptions& opts) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("{}: is a directory, not an eBPF object", path));
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -371,6 +371,8 @@ XfrmConfig parse_text(std::string_view text, std::string_view name) {
     }
     acc.clear();
   }
+  if (!acc.empty())
+    throw Error(fmt::format("{}:{}: line continuation ('\\') at the end of the file", name, first));
   return out;
 }
 

@@ -144,6 +144,30 @@ TEST(BadCapture, FrameLargerThanXdpIsCountedAndSkipped) {
   EXPECT_NE(stats.find("\"skipped_too_large\": 2"), std::string::npos) << stats;
 }
 
+TEST(BadCapture, RuntFramesAreCountedAndSkippedAsTestRunDoes) {
+  // BPF_PROG_TEST_RUN refuses frames shorter than ETH_HLEN with -EINVAL: knod skips them.
+  std::string dir = temp_dir(), p = dir + "/runt.pcap";
+  write_file(p, pcap_bytes(1, {std::string(1, '\x01'), std::string(13, '\xff'), udp_frame(60)}));
+  Result r = run_l4lb("-r " + p + " --stats " + dir + "/stats.json");
+  expect_one_line(r, 0, {"knod: warning: ", "2 packets skipped", "shorter than ETH_HLEN"});
+  EXPECT_NE(r.out.find(": 1 packets"), std::string::npos) << r.out;
+  std::string stats = read_file(dir + "/stats.json");
+  EXPECT_NE(stats.find("\"skipped_runt\": 2"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"out_of_bounds\": 0"), std::string::npos) << stats;
+}
+
+TEST(BadOutput, TwoOutputsOnOneFile) {
+  std::string p = temp_dir() + "/x.pcap";
+  expect_one_line(run_l4lb("-r " + kPing4 + " --pass " + p + " --tx " + p), 1,
+                  {"--pass", "--tx", "both write", p});
+  EXPECT_FALSE(std::filesystem::exists(p));
+}
+
+TEST(BadObject, Directory) {
+  std::string d = temp_dir();
+  expect_one_line(run_obj(d), 1, {d, "is a directory"});
+}
+
 // ---- map files -----------------------------------------------------------------------------
 
 TEST(BadMapFile, Missing) {

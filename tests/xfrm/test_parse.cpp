@@ -165,6 +165,15 @@ TEST(XfrmParse, PolicyAndFile) {
   }
 }
 
+TEST(XfrmParse, ContinuationAtEndOfFileIsAnError) {
+  try {
+    parse_text("# sa\nip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto esp spi 0x100 \\\n", "f.conf");
+    FAIL() << "a dangling '\\' must not drop the line";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "f.conf:2: line continuation ('\\') at the end of the file");
+  }
+}
+
 TEST(XfrmParse, ExampleFilesParse) {
   for (const char* f : {"gcm_tunnel.conf", "nat_t.conf", "all_algorithms.conf"}) {
     XfrmConfig c = parse_file(std::string(KNOD_XFRM_EXAMPLES) + "/" + f);

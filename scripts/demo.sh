@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+echo "building knod (first time: ~10 minutes on 2 cores)..."
 bash scripts/build.sh >/dev/null
 knod=build/src/cli/knod
 for job in "l4lb iperf3-tcp" "ddos iperf3-tcp"; do

@@ -306,7 +306,7 @@ int bench(const BenchArgs& a) {
 }  // namespace
 
 KNOD_COMMAND(bench) {
-  auto* a = new BenchArgs;  // lives as long as the process
+  auto a = std::make_shared<BenchArgs>();
   auto* c = app.add_subcommand(
       "bench", "ns/packet and Mpps: interpreter, CPU JIT on 1 and N threads, kernel JIT");
   c->add_option("object", a->specs, "eBPF ELF object(s), OBJ or OBJ:PROG");

@@ -1,6 +1,7 @@
 // `knod map list OBJ` and `knod map dump OBJ [--map-load F.json] [-m NAME]`: an object's maps
 // after creation and preload, as `bpftool map show` / `bpftool map dump` print kernel maps.
 #include <fmt/core.h>
+#include <memory>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -101,7 +102,7 @@ KNOD_COMMAND(map) {
   l->alias("show");
   auto* d = c->add_subcommand("dump", "Map contents after creation and --map-load preload");
   for (CLI::App* s : {l, d}) {
-    auto* a = new MapArgs;  // lives as long as the process
+    auto a = std::make_shared<MapArgs>();
     s->add_option("object", a->obj, "eBPF ELF object (clang -target bpf)")->required();
     s->add_option("-m,--map", a->names, "only this map (repeatable; default: all)")
         ->allow_extra_args(false);

@@ -2,6 +2,7 @@
 // `bpftool prog show` / `bpftool prog dump xlated` print loaded ones — type, section,
 // instruction count, maps; disassembly with helper and map names.
 #include <fmt/core.h>
+#include <memory>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -113,7 +114,7 @@ KNOD_COMMAND(prog) {
   l->alias("show");
   auto* d = c->add_subcommand("dump", "Disassemble programs, with helper and map names");
   for (CLI::App* s : {l, d}) {
-    auto* a = new ProgArgs;  // lives as long as the process
+    auto a = std::make_shared<ProgArgs>();
     s->add_option("object", a->obj, "eBPF ELF object (clang -target bpf)")->required();
     s->add_flag("-j,--json", a->json, "JSON output");
     s->add_option("--max-entries", a->max_entries,

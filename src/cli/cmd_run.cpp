@@ -1,6 +1,7 @@
 // `knod run OBJ -r IN.pcap ...`: the main job. Runs an XDP program over a capture on a
 // device and writes the packets out split by verdict (tcpdump/bpftool conventions).
 #include <fmt/core.h>
+#include <memory>
 #include <fmt/format.h>
 #include <linux/bpf.h>
 #include <unistd.h>
@@ -221,7 +222,7 @@ int run(const RunArgs& a) {
 }  // namespace
 
 KNOD_COMMAND(run) {
-  auto* a = new RunArgs;  // lives as long as the process
+  auto a = std::make_shared<RunArgs>();
   auto* c =
       app.add_subcommand("run", "Run an XDP program over a capture, split packets by verdict");
   c->add_option("object", a->obj, "eBPF ELF object (clang -target bpf)")->required();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bundled_examples.h"
 #include "io/map_json.h"
 #include "io/pcap.h"
 #include "jit/executor.h"
@@ -23,21 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Example {
-  const char* name;
-  const char* prog;
-  const char* pcap;
-};
-constexpr Example kExamples[] = {
-    {"l4lb", "xdp_l4lb", "iperf3-tcp.pcap"},
-    {"ddos", "xdp_ddos", "iperf3-udp.pcap"},
-    {"vlan", "xdp_vlan", "vlan.pcap"},
-    {"icmp_echo", "xdp_icmp_echo", "ping4.pcap"},
-    {"proto_count", "xdp_proto_count", "frag.pcap"},
-    {"tailcall", "xdp_dispatch", "http.pcap"},
-    {"nat44", "xdp_nat44", "iperf3-tcp.pcap"},
-    {"router", "xdp_router", "http.pcap"},
-};
+using Example = knod::cli::BundledExample;
+constexpr const auto& kExamples = knod::cli::kBundledExamples;
 
 void BM_Example(benchmark::State& state, Example e, bool jit) {
   using namespace knod;

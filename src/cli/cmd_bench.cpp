@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "cli/bundled_examples.h"
 #include "cli/command.h"
 #include "device/cpu/cpu_device.h"
 #include "io/map_json.h"
@@ -55,21 +56,8 @@ struct Case {
 };
 
 /// The bundled examples (examples/xdp/README.md) and the capture each acts on.
-struct ExampleDef {
-  const char* name;
-  const char* prog;
-  const char* pcap;
-};
-constexpr ExampleDef kExamples[] = {
-    {"l4lb", "xdp_l4lb", "iperf3-tcp.pcap"},
-    {"ddos", "xdp_ddos", "iperf3-udp.pcap"},
-    {"vlan", "xdp_vlan", "vlan.pcap"},
-    {"icmp_echo", "xdp_icmp_echo", "ping4.pcap"},
-    {"proto_count", "xdp_proto_count", "frag.pcap"},
-    {"tailcall", "xdp_dispatch", "http.pcap"},
-    {"nat44", "xdp_nat44", "iperf3-tcp.pcap"},
-    {"router", "xdp_router", "http.pcap"},
-};
+using ExampleDef = knod::cli::BundledExample;
+constexpr const auto& kExamples = knod::cli::kBundledExamples;
 
 /// The capture as one batch: frames at XDP_PACKET_HEADROOM, plus a pristine copy for --reset.
 /// `min_batch`: the capture is repeated whole until the batch holds at least that many

@@ -41,9 +41,9 @@ void BM_Example(benchmark::State& state, Example e, bool jit) {
     jit::JitOptions o;
     o.ctx = jit::CtxKind::kXdp;
     auto j = std::make_unique<jit::JitExecutor>(o);
-    state.counters["compile_ms"] = j->compile(rt.program()).compile_ms;
+    state.counters["compile_ms"] = j->compile(rt.program(), &rt.env()).compile_ms;
     for (const vm::Program* p : rt.env().programs)
-      if (p) j->compile(*p);
+      if (p) j->compile(*p, &rt.env());
     ex = std::move(j);
   } else {
     ex = std::make_unique<vm::Interpreter>();

@@ -4,15 +4,14 @@
 // `knod run`: maps resolved, XDP ctx), raw instruction slots (`knod asm` output) or assembly
 // text. --stats prints the memory-access counts and the compile time to stderr.
 #include <fmt/core.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
 
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
-
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
 
 #include "base/error.h"
 #include "cli/command.h"
@@ -21,6 +20,7 @@
 #include "device/gpu/program.h"
 #include "isa/asm.h"
 #include "jit/emit.h"
+#include "jit/map_desc.h"
 #include "loader/object.h"
 #include "xdp/runtime.h"
 
@@ -44,13 +44,17 @@ bool looks_binary(const std::string& s) {
   return false;
 }
 
-bool is_gpu_target(const std::string& t) { return t.rfind("sm_", 0) == 0 || t.rfind("gfx", 0) == 0; }
+bool is_gpu_target(const std::string& t) {
+  return t.rfind("sm_", 0) == 0 || t.rfind("gfx", 0) == 0;
+}
 
 /// GPU targets: every program of the object in one module (tail calls), the batch kernel
 /// `knod_xdp_batch`, PTX text (sm_XX) or an AMDGPU code object (gfxNNN).
 int run_gpu(const JitArgs& a) {
   std::string bytes = read_file(a.file);
-  if (bytes.rfind("\x7f" "ELF", 0) != 0)
+  if (bytes.rfind("\x7f"
+                  "ELF",
+                  0) != 0)
     throw knod::Error("knod jit: GPU targets take an eBPF ELF object, not " + a.file);
   knod::loader::LoadOptions lo;
   lo.ncpus = 1;
@@ -80,8 +84,9 @@ int run_gpu(const JitArgs& a) {
 int run_jit(const JitArgs& a) {
   if (is_gpu_target(a.target)) return run_gpu(a);
   if (a.target != "x86_64" && a.target != "host")
-    throw knod::Error("knod jit: target '" + a.target +
-                      "' is not supported (x86_64, sm_80, sm_90, gfx900, gfx1030, gfx942, gfx1100)");
+    throw knod::Error(
+        "knod jit: target '" + a.target +
+        "' is not supported (x86_64, sm_80, sm_90, gfx900, gfx1030, gfx942, gfx1100)");
   if (a.opt < 0 || a.opt > 3) throw knod::Error("knod jit: -O must be 0..3");
   std::string bytes = read_file(a.file);
   knod::jit::EmitOptions eo;
@@ -100,6 +105,7 @@ int run_jit(const JitArgs& a) {
     knod::xdp::Runtime rt(obj, name, knod::xdp::Options{});
     insns = rt.program().insns;
     eo.ctx = knod::jit::CtxKind::kXdp;
+    eo.maps = knod::jit::describe_maps(rt.env(), /*inline_arrays=*/true);  // as knod run does
   } else if (looks_binary(bytes)) {
     if (bytes.size() % sizeof(knod::Insn) != 0)
       throw knod::Error(a.file + ": not a whole number of 8-byte instructions");
@@ -122,10 +128,10 @@ int run_jit(const JitArgs& a) {
   fmt::print("{}", text);
   if (a.stats)
     fmt::print(stderr,
-               "insns {}  subprograms {}  accesses {}  proven {}  ctx {}  checked {}  "
-               "time {:.1f} ms (-O{})\n",
-               insns.size(), st.subprograms, st.accesses, st.proven, st.ctx_direct, st.checked, ms,
-               a.opt);
+               "insns {}  subprograms {}  accesses {}  proven {} (map values {})  ctx {}  "
+               "checked {}  inlined lookups {}  time {:.1f} ms (-O{})\n",
+               insns.size(), st.subprograms, st.accesses, st.proven, st.map_values, st.ctx_direct,
+               st.checked, st.inlined_lookups, ms, a.opt);
   if (a.stats && !st.checked_pcs.empty()) {
     fmt::print(stderr, "checked at run time:\n");
     for (uint32_t pc : st.checked_pcs)
@@ -143,7 +149,7 @@ KNOD_COMMAND(jit) {
       ->required();
   c->add_option("-p,--prog", a->prog, "Program name or section (ELF objects)");
   c->add_option("--target", a->target,
-                 "x86_64 (host), sm_80/sm_90 (PTX), gfx900/gfx1030/gfx942/gfx1100 (code object)");
+                "x86_64 (host), sm_80/sm_90 (PTX), gfx900/gfx1030/gfx942/gfx1100 (code object)");
   c->add_option("-o,--output", a->out, "Write the code here (required for gfx code objects)");
   c->add_flag("-S,--asm", a->assembly, "Print assembly for the target (default: LLVM IR)");
   c->add_flag("--emit-llvm", a->emit_llvm, "Print LLVM IR (the default)");

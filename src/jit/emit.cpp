@@ -17,6 +17,7 @@ std::string emit(const InsnVec& insns, const EmitOptions& opts, LowerStats* stat
   LowerOptions lo;
   lo.name = opts.name;
   lo.ctx = opts.ctx;
+  lo.maps = opts.maps;
   LowerStats local;
   LowerStats& st = stats ? *stats : local;
   auto m = lower(insns, ctx, lo, &st);

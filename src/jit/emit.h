@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "isa/insn.h"
 #include "jit/lower.h"
@@ -15,6 +16,7 @@ struct EmitOptions {
   bool assembly = false;     ///< true: x86-64 assembly; false: LLVM IR
   bool link_runtime = true;  ///< false: IR as lowered (runtime calls left as declarations)
   std::string name = "knod_prog";
+  std::vector<MapDesc> maps;  ///< the object's maps (jit/map_desc.h): typed/inlined lookups
 };
 
 /// Lowers `insns` and returns the IR or assembly text; `stats` gets the access counts.

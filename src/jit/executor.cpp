@@ -13,6 +13,7 @@
 #include <shared_mutex>
 
 #include "base/error.h"
+#include "jit/map_desc.h"
 #include "jit/pipeline.h"
 #include "jit/runtime/rt.h"
 
@@ -48,7 +49,7 @@ extern "C" uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* f
   run->tail_target = nullptr;
   const CompiledProgram* cp;
   try {
-    cp = &st->self->compile(*target);
+    cp = &st->self->compile(*target, run->env);
   } catch (const std::exception&) {
     run->fault = knod::vm::Fault::kBadInsn;
     return 0;
@@ -97,14 +98,16 @@ struct JitExecutor::Impl {
   std::shared_mutex mu;
   std::mutex compile_mu;
   struct Entry {
-    InsnVec insns;  ///< the text compiled (a Program object may be reused for another text)
+    InsnVec insns;        ///< the text compiled (a Program object may be reused for another text)
+    uint64_t env_serial;  ///< vm::Env::serial of the maps compiled in, 0 for none
     const CompiledProgram* cp;
   };
   std::map<const vm::Program*, Entry> cache;
   std::vector<std::unique_ptr<CompiledProgram>> all;  ///< every compiled program, kept alive
-  const CompiledProgram* find(const vm::Program& prog) {
+  const CompiledProgram* find(const vm::Program& prog, uint64_t env_serial) {
     auto it = cache.find(&prog);
-    if (it == cache.end() || it->second.insns.size() != prog.insns.size() ||
+    if (it == cache.end() || it->second.env_serial != env_serial ||
+        it->second.insns.size() != prog.insns.size() ||
         std::memcmp(it->second.insns.data(), prog.insns.data(), prog.insns.size() * sizeof(Insn)) !=
             0)
       return nullptr;
@@ -139,15 +142,17 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
 
 JitExecutor::~JitExecutor() = default;
 
-const CompiledProgram& JitExecutor::compile(const vm::Program& prog) {
+const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::Env* env) {
+  if (!opts_.map_inline) env = nullptr;
+  const uint64_t serial = env ? env->serial : 0;
   {
     std::shared_lock lock(impl_->mu);
-    if (const CompiledProgram* cp = impl_->find(prog)) return *cp;
+    if (const CompiledProgram* cp = impl_->find(prog, serial)) return *cp;
   }
   std::lock_guard compile_lock(impl_->compile_mu);
   {
     std::shared_lock lock(impl_->mu);
-    if (const CompiledProgram* cp = impl_->find(prog)) return *cp;
+    if (const CompiledProgram* cp = impl_->find(prog, serial)) return *cp;
   }
   auto t0 = std::chrono::steady_clock::now();
   auto cp = std::make_unique<CompiledProgram>();
@@ -155,6 +160,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog) {
   lo.name = "knod_prog" + std::to_string(impl_->next_id++);
   lo.ctx = opts_.ctx;
   lo.range_analysis = opts_.range_analysis;
+  if (env) lo.maps = describe_maps(*env, /*inline_arrays=*/true);
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto m = lower(prog.insns, *ctx, lo, &cp->stats);
   m->setDataLayout(impl_->jit->getDataLayout());
@@ -179,7 +185,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog) {
   std::unique_lock lock(impl_->mu);
   const CompiledProgram* out = cp.get();
   impl_->all.push_back(std::move(cp));
-  impl_->cache[&prog] = Impl::Entry{prog.insns, out};
+  impl_->cache[&prog] = Impl::Entry{prog.insns, serial, out};
   return *out;
 }
 
@@ -197,7 +203,7 @@ uint64_t JitExecutor::run_compiled(vm::Run& run, const CompiledProgram& cp, uint
 }
 
 uint64_t JitExecutor::run(vm::Run& run, const vm::Program& prog, uint64_t r1, uint64_t r2) {
-  return run_compiled(run, compile(prog), r1, r2);
+  return run_compiled(run, compile(prog, run.env), r1, r2);
 }
 
 }  // namespace knod::jit

@@ -17,6 +17,7 @@ struct JitOptions {
   int opt_level = 2;               ///< LLVM -O0..-O3 (IR pipeline and codegen)
   CtxKind ctx = CtxKind::kOpaque;  ///< what r1 is; kXdp enables ctx/packet range analysis
   bool range_analysis = true;      ///< false: every memory access is checked at run time
+  bool map_inline = true;          ///< type map lookups and inline ARRAY ones when the Env is known
 };
 
 /// Native entry points of one compiled program.
@@ -35,14 +36,18 @@ class JitExecutor : public vm::Executor {
   explicit JitExecutor(JitOptions opts = {});
   ~JitExecutor() override;
 
-  /// Compiles `prog` (cached by identity). Throws knod::Error if it cannot be lowered.
-  const CompiledProgram& compile(const vm::Program& prog);
+  /// Compiles `prog` (cached by identity and env serial). With `env` (the Env of every run
+  /// the code will serve) map lookups are typed and ARRAY lookups inlined (JitOptions).
+  /// Throws knod::Error if it cannot be lowered.
+  const CompiledProgram& compile(const vm::Program& prog, const vm::Env* env = nullptr);
   /// vm::Executor: compiles on first use, follows tail calls (run.tail_target).
   uint64_t run(vm::Run& run, const vm::Program& prog, uint64_t r1, uint64_t r2) override;
   /// Runs an already compiled program (no lookup); tail calls still go through compile().
   uint64_t run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1, uint64_t r2);
   /// vm::Executor fast path: compiles `prog` and returns its CompiledProgram.
-  const void* bind(const vm::Program& prog) override { return &compile(prog); }
+  const void* bind(const vm::Program& prog, const vm::Env* env = nullptr) override {
+    return &compile(prog, env);
+  }
   uint64_t run_bound(vm::Run& run, const vm::Program&, const void* handle, uint64_t r1,
                      uint64_t r2) override {
     return run_compiled(run, *static_cast<const CompiledProgram*>(handle), r1, r2);

@@ -109,7 +109,7 @@ void Lowerer::return_if_stopped(Value* r0) {
 
 void Lowerer::run() {
   subs_ = find_subprograms(insns_);
-  access_ = opts_.range_analysis ? analyze_accesses(insns_, subs_, opts_.ctx)
+  access_ = opts_.range_analysis ? analyze_accesses(insns_, subs_, opts_.ctx, opts_.maps)
                                  : std::vector<AccessInfo>(insns_.size());
   Type* p = llvm::PointerType::getUnqual(c_);
   Type* i64 = b_.getInt64Ty();

@@ -36,10 +36,31 @@ enum class CtxKind : uint8_t {
   kXdp,         ///< r1 = struct xdp_md; data/data_end/data_meta loads give packet pointers
 };
 
+/// What the lowering may assume about a map an ld_imm64 names (vm::prepare turned its
+/// BPF_PSEUDO_MAP_* value into `addr`). Lets the range analysis type bpf_map_lookup_elem's
+/// result as a pointer to `value_size` bytes or NULL, as the kernel verifier does
+/// (PTR_TO_MAP_VALUE_OR_NULL, Documentation/bpf/verifier.rst), and the CPU JIT inline ARRAY
+/// lookups (the kernel's array_map_gen_lookup). See jit/map_desc.h.
+struct MapDesc {
+  uint64_t addr = 0;  ///< the map's ld_imm64 value (BPF_PSEUDO_MAP_FD/IDX after vm::prepare)
+  uint32_t type = 0;  ///< BPF_MAP_TYPE_*
+  uint32_t key_size = 0, value_size = 0, max_entries = 0;  ///< bytes, bytes, entries
+  bool values_typed = false;  ///< lookup returns value_size bytes or NULL (ARRAY, HASH, LPM...)
+  bool readonly = false;      ///< program stores into values fault (BPF_F_RDONLY_PROG...)
+  /// Element 0's value (BPF_PSEUDO_MAP_VALUE addresses fall in [value0, value0+value_size)),
+  /// or 0. Non-per-CPU ARRAY maps only.
+  uint64_t value0 = 0;
+  /// Inline lookup (ARRAY / PERCPU_ARRAY on the host only; 0 = call the helper): element i
+  /// of CPU c lives at values + (i * ncpus + c) * stride.
+  uint64_t values = 0;
+  uint32_t stride = 0, ncpus = 1;
+};
+
 struct LowerOptions {
   std::string name = "knod_prog";  ///< symbol of the entry function; subprograms get suffixes
   CtxKind ctx = CtxKind::kOpaque;
   bool range_analysis = true;  ///< false: guard every memory access (for testing)
+  std::vector<MapDesc> maps;   ///< maps the program's ld_imm64 values may name (may be empty)
 };
 
 /// Per-program counts of memory accesses (static instructions).
@@ -48,6 +69,8 @@ struct LowerStats {
   uint32_t proven = 0;                   ///< proven in bounds: no run-time check
   uint32_t checked = 0;                  ///< guarded by a run-time check
   uint32_t ctx_direct = 0;               ///< ctx accesses at a known offset (direct ctx_load call)
+  uint32_t map_values = 0;               ///< of `proven`: map value accesses (typed lookups)
+  uint32_t inlined_lookups = 0;          ///< bpf_map_lookup_elem calls inlined (ARRAY maps)
   uint32_t subprograms = 0;              ///< functions besides the entry
   std::vector<uint32_t> subprogram_pcs;  ///< entry pc of each function (0 = the body)
   std::vector<uint32_t> checked_pcs;     ///< pcs of the accesses left with a run-time check

@@ -49,6 +49,12 @@ void Lowerer::lower_atomic(const Insn& i, uint32_t pc) {
   if (a.kind == AccessKind::kStack && a.off % int32_t(size) == 0) {
     ++stats_.proven;
     ptr = stack_ptr(a.off);
+  } else if (a.kind == AccessKind::kMapValue) {  // in the value; alignment still checked
+    ++stats_.proven;
+    ++stats_.map_values;
+    Value* addr = b_.CreateAdd(get(i.dst_reg), c64(uint64_t(int64_t(i.off))));
+    fault_if(b_.CreateICmpNE(b_.CreateAnd(addr, size - 1), c64(0)), vm::Fault::kOutOfBounds, pc);
+    ptr = b_.CreateIntToPtr(addr, b_.getPtrTy());
   } else {
     ++stats_.checked;
     stats_.checked_pcs.push_back(pc);

@@ -3,7 +3,9 @@
 // LLVM function with a new 512-byte frame below the caller's (the stack Region grows to it), r6-r9
 // being the caller's own allocas (callee-saved by construction). Depth beyond kMaxCallDepth faults
 // kCallDepth. After any call the program returns at once when the run stopped (fault, exit_now,
-// tail call).
+// tail call). bpf_map_lookup_elem on an ARRAY / PERCPU_ARRAY map whose storage the lowering
+// knows (MapDesc::values, host JIT only) is inlined as the kernel's array_map_gen_lookup does:
+// index < max_entries ? values + (index * ncpus + cpu) * stride : NULL.
 #include <llvm/IR/MDBuilder.h>
 
 #include "jit/lower_impl.h"
@@ -39,6 +41,8 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     set(0, r0);
     return after_helper(r0);
   }
+  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kArrayLookup)
+    return lower_array_lookup(access_[pc]);
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
@@ -57,6 +61,25 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
   b_.CreateCall(rt_.frame, {run_, region_, b_.CreateConstInBoundsGEP1_64(i8, fp_, -kStackSize)});
   set(0, r0);
   return_if_stopped(r0);
+}
+
+void Lowerer::lower_array_lookup(const AccessInfo& a) {
+  const MapDesc& d = opts_.maps.at(size_t(a.map));
+  ++stats_.inlined_lookups;
+  llvm::Type* i64 = b_.getInt64Ty();
+  Value* idx =
+      b_.CreateZExt(b_.CreateAlignedLoad(b_.getInt32Ty(), stack_ptr(a.off), llvm::Align(1)), i64);
+  Value* ok = b_.CreateICmpULT(idx, c64(d.max_entries));
+  Value* elem = idx;
+  if (d.ncpus > 1) {  // per-CPU: the run's slot (ArrayMap::at returns NULL for a bad cpu)
+    auto cpu_fn = m_.getOrInsertFunction(
+        "knod_rt_cpu", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, false));
+    Value* cpu = b_.CreateZExt(b_.CreateCall(cpu_fn, {run_}), i64);
+    ok = b_.CreateAnd(ok, b_.CreateICmpULT(cpu, c64(d.ncpus)));
+    elem = b_.CreateAdd(b_.CreateMul(idx, c64(d.ncpus)), cpu);
+  }
+  Value* ptr = b_.CreateAdd(c64(d.values), b_.CreateMul(elem, c64(d.stride)));
+  set(0, b_.CreateSelect(ok, ptr, c64(0)));
 }
 
 }  // namespace knod::jit

@@ -1,6 +1,7 @@
 // LD / LDX / ST / STX lowering (RFC 9669 §5): ld_imm64, loads (zero- or sign-extending,
 // BPF_MEMSX), stores of a register or imm. Each access is either proven by the range analysis
-// (jit/safety.h: stack at a constant r10 offset, packet bytes checked against data_end), a ctx
+// (jit/safety.h: stack at a constant r10 offset, packet bytes checked against data_end, map
+// values after a NULL test), a ctx
 // field at a known offset (knod_rt_ctx_load), or guarded: knod_rt_check inline, with the slow
 // path (ctx rewriting or a kOutOfBounds fault) in knod_rt_load_slow/knod_rt_store_slow.
 #include <llvm/IR/MDBuilder.h>
@@ -63,8 +64,9 @@ void Lowerer::lower_load(const Insn& i, uint32_t pc) {
     return set(i.dst_reg, sx ? ext(b_.CreateTrunc(v, nty)) : v);
   }
   Value* addr = b_.CreateAdd(get(i.src_reg), c64(uint64_t(int64_t(i.off))));
-  if (a.kind == AccessKind::kPacket) {
+  if (a.kind == AccessKind::kPacket || a.kind == AccessKind::kMapValue) {
     ++stats_.proven;
+    if (a.kind == AccessKind::kMapValue) ++stats_.map_values;
     Value* p = b_.CreateIntToPtr(addr, b_.getPtrTy());
     return set(i.dst_reg, ext(b_.CreateAlignedLoad(nty, p, llvm::Align(1))));
   }
@@ -105,8 +107,9 @@ void Lowerer::lower_store(const Insn& i, uint32_t pc) {
     return;
   }
   Value* addr = b_.CreateAdd(get(i.dst_reg), c64(uint64_t(int64_t(i.off))));
-  if (a.kind == AccessKind::kPacket) {
+  if (a.kind == AccessKind::kPacket || a.kind == AccessKind::kMapValue) {
     ++stats_.proven;
+    if (a.kind == AccessKind::kMapValue) ++stats_.map_values;
     b_.CreateAlignedStore(v, b_.CreateIntToPtr(addr, b_.getPtrTy()), llvm::Align(1));
     return;
   }

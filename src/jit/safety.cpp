@@ -10,13 +10,30 @@
 namespace knod::jit {
 namespace {
 
-enum class K : uint8_t { kUnknown, kScalar, kFp, kCtx, kPkt, kPktEnd };
+enum class K : uint8_t {
+  kUnknown,
+  kScalar,
+  kFp,
+  kCtx,
+  kPkt,
+  kPktEnd,
+  kMapPtr,        // an ld_imm64 naming maps[map]
+  kMapValOrNull,  // bpf_map_lookup_elem result: value of maps[map] + lo, or NULL
+  kMapVal,        // value of maps[map] (or of several maps: map -1) + x, x in [lo, hi]
+};
 
 // kScalar: unsigned value in [lo, hi]. kFp/kCtx: base + lo (lo == hi). kPkt: data + x with
-// x in [lo, hi] (joins of different constant offsets, bounded variable offsets).
+// x in [lo, hi] (joins of different constant offsets, bounded variable offsets). kMapValOrNull
+// carries `id` (1 + pc of its call) so that a NULL test on one copy types all of them.
+// Map values carry the bytes they have (`size`) and whether stores are allowed (`ro`), so
+// that a join of values of two maps (clang merges identical tails) still proves accesses.
 struct Val {
   K k = K::kUnknown;
   int64_t lo = 0, hi = 0;
+  int32_t map = -1;
+  uint32_t id = 0;
+  int64_t size = 0;
+  bool ro = false;
   bool operator==(const Val&) const = default;
 };
 
@@ -44,8 +61,11 @@ Val offset(Val v, int64_t dlo, int64_t dhi) {
       if (dlo != dhi || v.lo + dlo > kMaxOff || v.lo + dlo < -kMaxOff) return Val{};
       return Val{v.k, v.lo + dlo, v.lo + dlo};
     case K::kPkt:
+    case K::kMapVal:
       if (v.lo + dlo < -kMaxOff || v.hi + dhi > kMaxOff) return Val{};
-      return Val{K::kPkt, v.lo + dlo, v.hi + dhi};
+      v.lo += dlo;
+      v.hi += dhi;
+      return v;
     default:
       return Val{};
   }
@@ -53,8 +73,19 @@ Val offset(Val v, int64_t dlo, int64_t dhi) {
 
 Val join(const Val& a, const Val& b, bool widen) {
   if (a == b) return a;
-  if (!widen || a.k != b.k || (a.k != K::kPkt && a.k != K::kScalar)) return Val{};
-  return Val{a.k, std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+  if (a.k == K::kMapVal && b.k == K::kMapVal && (widen || (a.lo == b.lo && a.hi == b.hi))) {
+    Val v = a;  // values of two maps (or two offsets): what both allow
+    v.lo = std::min(a.lo, b.lo);
+    v.hi = std::max(a.hi, b.hi);
+    v.size = std::min(a.size, b.size);
+    v.ro = a.ro || b.ro;
+    if (a.map != b.map) v.map = -1;
+    return v;
+  }
+  if (!widen || a.k != b.k || a.map != b.map ||
+      (a.k != K::kPkt && a.k != K::kScalar && a.k != K::kMapVal))
+    return Val{};
+  return Val{a.k, std::min(a.lo, b.lo), std::max(a.hi, b.hi), a.map};
 }
 
 State join(const State& a, const State& b, bool widen) {
@@ -141,6 +172,36 @@ void learn(State& s, const Insn& i, bool taken) {
   if (le && a.lo > s.pkt_range) s.pkt_range = a.lo;
 }
 
+// `if (rX == 0)` / `if (rX != 0)` on a lookup result: NULL on one edge, a map value on the
+// other, for every copy (same id), as the kernel's mark_ptr_or_null_regs.
+void learn_null(State& s, const Insn& i, bool taken) {
+  uint8_t op = BPF_OP(i.code);
+  if (insn_class(i) != BPF_JMP || BPF_SRC(i.code) != BPF_K || i.imm != 0 ||
+      (op != BPF_JEQ && op != BPF_JNE))
+    return;
+  const Val v = s.r[i.dst_reg];
+  if (v.k != K::kMapValOrNull) return;
+  bool null = (op == BPF_JEQ) == taken;
+  for (Val& r : s.r)
+    if (r.k == K::kMapValOrNull && r.id == v.id)
+      r = null ? scalar(0, 0) : Val{K::kMapVal, r.lo, r.hi, r.map, 0, r.size, r.ro};
+}
+
+// ld_imm64 value `v` (after vm::prepare): a map, a BPF_PSEUDO_MAP_VALUE address, or a scalar.
+Val imm64_value(uint64_t v, const std::vector<MapDesc>& maps) {
+  for (size_t m = 0; m < maps.size(); ++m) {
+    const MapDesc& d = maps[m];
+    if (v == d.addr) return Val{K::kMapPtr, 0, 0, int32_t(m)};
+    if (d.value0 && v >= d.value0 && v - d.value0 < d.value_size) {
+      int64_t o = int64_t(v - d.value0);
+      return Val{K::kMapVal, o, o, int32_t(m), 0, d.value_size, d.readonly};
+    }
+  }
+  return Val{};
+}
+
+constexpr int32_t kMapLookupElem = 1;  // BPF_FUNC_map_lookup_elem
+
 void step_alu(State& s, const Insn& i) {
   Val& d = s.r[i.dst_reg];
   uint8_t op = BPF_OP(i.code);
@@ -182,7 +243,7 @@ void step_alu(State& s, const Insn& i) {
 }  // namespace
 
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
-                                         CtxKind ctx) {
+                                         CtxKind ctx, const std::vector<MapDesc>& maps) {
   std::vector<AccessInfo> out(insns.size());
   for (size_t si = 0; si < subs.size(); ++si) {
     uint32_t lo = subs[si], hi = subprogram_end(subs, si, insns.size());
@@ -216,6 +277,9 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         flow(pc + 1, s);
       } else if (cls == BPF_LD) {
         s.r[i.dst_reg] = Val{};
+        if (is_lddw(i) && i.src_reg == 0 && pc + 1 < hi)
+          s.r[i.dst_reg] = imm64_value(
+              uint64_t(uint32_t(i.imm)) | uint64_t(uint32_t(insns[pc + 1].imm)) << 32, maps);
         flow(pc + 2, s);
       } else if (cls == BPF_LDX) {
         Val base = s.r[i.src_reg];
@@ -238,8 +302,20 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
           s.r[i.imm == BPF_CMPXCHG ? 0 : i.src_reg] = Val{};
         flow(pc + 1, s);
       } else if (BPF_OP(i.code) == BPF_CALL) {
+        const Val map = s.r[1];
         for (int r = 0; r <= 5; ++r) s.r[r] = Val{};
         bool helper = i.src_reg == 0 && BPF_SRC(i.code) == BPF_K;
+        for (int r = 6; r < 10; ++r)  // an older result of this call site (loops)
+          if (s.r[r].k == K::kMapValOrNull && s.r[r].id == pc + 1) s.r[r] = Val{};
+        if (helper && i.imm == kMapLookupElem && map.k == K::kMapPtr &&
+            maps[size_t(map.map)].values_typed)
+          s.r[0] = Val{K::kMapValOrNull,
+                       0,
+                       0,
+                       map.map,
+                       pc + 1,
+                       maps[size_t(map.map)].value_size,
+                       maps[size_t(map.map)].readonly};
         if (!helper || !keeps_packet(i.imm)) {
           for (int r = 6; r < 10; ++r)
             if (s.r[r].k == K::kPkt || s.r[r].k == K::kPktEnd) s.r[r] = Val{};
@@ -254,6 +330,8 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
           State taken = s, fall = s;
           learn(taken, i, true);
           learn(fall, i, false);
+          learn_null(taken, i, true);
+          learn_null(fall, i, false);
           flow(*t, taken);
           flow(pc + 1, fall);
         }
@@ -263,8 +341,17 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       const Insn& i = insns[pc];
       uint8_t cls = insn_class(i);
       bool mem = cls == BPF_LDX || cls == BPF_ST || cls == BPF_STX;
-      if (!mem || !in[pc - lo] || i.dst_reg >= kNumRegs || i.src_reg >= kNumRegs) continue;
+      if (!in[pc - lo] || i.dst_reg >= kNumRegs || i.src_reg >= kNumRegs) continue;
       const State& s = *in[pc - lo];
+      if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
+          i.src_reg == 0 && i.imm == kMapLookupElem) {
+        const Val m = s.r[1], key = s.r[2];
+        if (m.k == K::kMapPtr && maps[size_t(m.map)].values && key.k == K::kFp &&
+            key.lo >= -kStackSize && key.lo + 4 <= 0)
+          out[pc] = AccessInfo{AccessKind::kArrayLookup, int32_t(key.lo), m.map};
+        continue;
+      }
+      if (!mem) continue;
       Val base = s.r[cls == BPF_LDX ? i.src_reg : i.dst_reg];
       int64_t o = base.lo + i.off, n = size_of(i);
       AccessInfo& a = out[pc];
@@ -276,6 +363,11 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         a.kind = AccessKind::kPacket;
       } else if (base.k == K::kCtx && cls == BPF_LDX && o >= 0) {
         a = AccessInfo{AccessKind::kCtx, int32_t(o)};
+      } else if (base.k == K::kMapVal && o >= 0 && base.hi + i.off + n <= base.size &&
+                 (cls == BPF_LDX || !base.ro)) {
+        bool atomic = cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC;
+        if (!atomic || (base.lo == base.hi && o % n == 0))
+          a = AccessInfo{AccessKind::kMapValue, int32_t(o), base.map};
       }
     }
   }

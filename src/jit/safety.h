@@ -7,7 +7,12 @@
 // A packet access data + c + off is proven when 0 <= c+off and c+off+size <= N, N being the
 // largest bound established on every path by a `data + N > data_end` style comparison
 // (kernel verifier's find_good_pkt_pointers). Helper calls drop packet facts (they may move
-// the packet, bpf_xdp_adjust_head). Everything else is checked at run time.
+// the packet, bpf_xdp_adjust_head). With map descriptions (LowerOptions::maps), an ld_imm64
+// naming a map is tracked, bpf_map_lookup_elem on a map whose values are typed gives
+// "value or NULL" (an id shared by its copies), a `== 0` / `!= 0` test splits it into NULL and
+// a map value pointer, and value + c + off of `size` bytes is proven when 0 <= c+off and
+// c+off+size <= value_size (stores only for writable maps). A call overwrites the copies of an
+// earlier result of the same call site (loops). Everything else is checked at run time.
 #pragma once
 
 #include <cstdint>
@@ -19,21 +24,25 @@
 namespace knod::jit {
 
 enum class AccessKind : uint8_t {
-  kNone = 0,  ///< not a memory access, or unreachable
-  kChecked,   ///< needs a run-time check
-  kStack,     ///< proven: frame pointer + `off`
-  kPacket,    ///< proven: inside the packet bytes checked against data_end
-  kCtx,       ///< ctx object at constant byte offset `off` (a load rewritten by ctx_load)
+  kNone = 0,     ///< not a memory access, or unreachable
+  kChecked,      ///< needs a run-time check
+  kStack,        ///< proven: frame pointer + `off`
+  kPacket,       ///< proven: inside the packet bytes checked against data_end
+  kCtx,          ///< ctx object at constant byte offset `off` (a load rewritten by ctx_load)
+  kMapValue,     ///< proven: inside the value of map `map` (non-NULL after a test)
+  kArrayLookup,  ///< a bpf_map_lookup_elem call on map `map` (MapDesc::values set) with the
+                 ///< 4-byte key on the stack at r10 + `off`: may be inlined
 };
 
 struct AccessInfo {
   AccessKind kind = AccessKind::kNone;
-  int32_t off = 0;  ///< kStack: byte offset from r10 (negative); kCtx: offset in the ctx
+  int32_t off = 0;   ///< kStack, kArrayLookup: byte offset from r10 (negative); kCtx: in the ctx
+  int32_t map = -1;  ///< kMapValue, kArrayLookup: index into the MapDesc list
 };
 
 /// Classifies every instruction of `insns`. `subs`: sorted entry pcs of the subprograms
-/// (0 first). Result is indexed by pc.
+/// (0 first); `maps`: what ld_imm64 values name (may be empty). Result is indexed by pc.
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
-                                         CtxKind ctx);
+                                         CtxKind ctx, const std::vector<MapDesc>& maps = {});
 
 }  // namespace knod::jit

@@ -28,6 +28,11 @@ class ArrayMap : public Map {
 
   /// Value of element `index` for `cpu` (nullptr when out of range); for loaders' init data.
   uint8_t* at(uint32_t index, uint32_t cpu = 0);
+  /// Storage layout, for executors that inline lookups: element i of CPU c is at
+  /// values() + (i * ncpus() + c) * stride().
+  uint8_t* values() { return pool_.data(); }
+  uint32_t ncpus() const { return ncpus_; }
+  uint32_t stride() const { return stride_; }
 
  private:
   long check(const void* key, uint64_t flags, uint32_t* index) const;

@@ -4,6 +4,7 @@
 // RFC 9669 §4 (calls), kernel Documentation/bpf/verifier.rst (memory the program may touch).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -63,13 +64,22 @@ struct Program {
 /// Everything shared by all runs of a set of programs (one loaded object): maps, the
 /// programs a tail call may reach, helpers, the static regions (map value pools).
 struct Env {
-  std::vector<maps::MapPtr> maps;  ///< index = BPF_PSEUDO_MAP_IDX imm
+  std::vector<maps::MapPtr> maps;        ///< index = BPF_PSEUDO_MAP_IDX imm
   std::vector<const Program*> programs;  ///< PROG_ARRAY values index this vector
   const HelperTable* helpers = nullptr;
   std::vector<Region> static_regions;  ///< map value storage (maps::Map::value_regions)
   uint64_t clock_ns = 0;               ///< pinned clock for time helpers; 0 = real clock
   uint64_t seed = 0;                   ///< seed for bpf_get_prandom_u32
   void* user = nullptr;                ///< program-type data (e.g. xdp::Runtime*)
+  /// Unique per Env object in this process, never reused (addresses are): executors key
+  /// code that depends on the env's maps (e.g. inlined ARRAY lookups) by it.
+  uint64_t serial = next_serial();
+
+ private:
+  static uint64_t next_serial() {
+    static std::atomic<uint64_t> n{0};
+    return ++n;
+  }
 };
 
 constexpr int kMaxRunRegions = 8;
@@ -78,31 +88,35 @@ constexpr int kMaxRunRegions = 8;
 /// an executor. Helpers read and change it.
 struct Run {
   const Env* env = nullptr;
-  uint32_t cpu = 0;                    ///< per-CPU map slot / bpf_get_smp_processor_id
-  uint64_t insn_budget = 1'000'000;    ///< instructions per run before kInsnBudget
+  uint32_t cpu = 0;                  ///< per-CPU map slot / bpf_get_smp_processor_id
+  uint64_t insn_budget = 1'000'000;  ///< instructions per run before kInsnBudget
   uint64_t insns_executed = 0;
 
-  Region regions[kMaxRunRegions];      ///< stack, packet, metadata, conformance memory...
+  Region regions[kMaxRunRegions];  ///< stack, packet, metadata, conformance memory...
   uint32_t nregions = 0;
 
-  uint64_t ctx_lo = 0, ctx_hi = 0;     ///< the ctx object; accesses go through ctx_load/store
+  uint64_t ctx_lo = 0, ctx_hi = 0;  ///< the ctx object; accesses go through ctx_load/store
   CtxLoadFn ctx_load = nullptr;
   CtxStoreFn ctx_store = nullptr;
-  void* prog_state = nullptr;          ///< program-type per-run state (e.g. xdp::Buff*)
+  void* prog_state = nullptr;  ///< program-type per-run state (e.g. xdp::Buff*)
+  /// The xdp::Buff whose fields struct xdp_md loads read, for executors that inline them (the
+  /// JIT's knod_rt_ctx_load); nullptr: ctx_load only. Set by xdp::Buff::attach.
+  const void* ctx_fields = nullptr;
 
-  uint64_t prng = 0;                   ///< bpf_get_prandom_u32 state
-  uint32_t tail_calls = 0;             ///< taken so far (max kMaxTailCalls)
-  const Program* tail_target = nullptr;///< set by bpf_tail_call; the executor jumps after the call
+  uint64_t prng = 0;        ///< bpf_get_prandom_u32 state
+  uint32_t tail_calls = 0;  ///< taken so far (max kMaxTailCalls)
+  const Program* tail_target =
+      nullptr;  ///< set by bpf_tail_call; the executor jumps after the call
 
   /// Executor hook for helpers that call back into the program (bpf_loop,
   /// bpf_for_each_map_elem): `func` is the value an ld_imm64 BPF_PSEUDO_FUNC produced.
-  uint64_t (*call_func)(Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64_t r3,
-                        uint64_t r4, uint64_t r5) = nullptr;
+  uint64_t (*call_func)(Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+                        uint64_t r5) = nullptr;
   void* executor = nullptr;
 
   Fault fault = Fault::kNone;
   uint32_t fault_pc = 0;
-  bool exit_now = false;               ///< set by a helper to end the run with r0 = its return
+  bool exit_now = false;  ///< set by a helper to end the run with r0 = its return
   /// Executor cache: the env static region (map value pool) a run-time check matched last;
   /// checked first by the JIT's inline check. Valid as long as `env` is; {0, 0}: none.
   Region static_hint;

@@ -22,9 +22,11 @@ class Executor {
   /// Optional fast path for a caller that runs one Program many times (a program-type
   /// runtime, per packet): an opaque handle for `prog` (e.g. its compiled code), valid while
   /// this executor lives and `prog` lives unchanged; nullptr when the executor has none.
-  /// May compile (and throw as run() would). Thread-safe.
-  virtual const void* bind(const Program& prog) {
+  /// May compile (and throw as run() would). Thread-safe. `env`, when given, is the Env of
+  /// every run the handle will serve (its maps may be compiled in).
+  virtual const void* bind(const Program& prog, const Env* env = nullptr) {
     (void)prog;
+    (void)env;
     return nullptr;
   }
   /// run() with a handle bind(prog) returned (non-null): no per-call lookup of `prog`.

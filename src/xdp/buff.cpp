@@ -25,6 +25,7 @@ bool Buff::attach(vm::Run& run) {
   run.ctx_load = &ctx_load;
   run.ctx_store = &ctx_store;
   run.prog_state = this;
+  run.ctx_fields = this;
   packet_region = run.add_region(data_meta, data_end, true);
   return packet_region >= 0;
 }

@@ -101,6 +101,18 @@ void bump(std::atomic<uint64_t>& c) {  // single writer (the cpu's worker)
 
 Runtime::~Runtime() = default;
 
+void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
+                          uint32_t cpu) {
+  for (uint32_t i = begin; i < end; ++i) {
+    if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
+      const uint8_t* next = batch.frames + size_t(i + 1) * batch.stride + batch.data_off[i + 1];
+      __builtin_prefetch(next, 1);
+      __builtin_prefetch(next + 64, 1);
+    }
+    run_packet(ex, batch, i, cpu);
+  }
+}
+
 RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu) {
   RunResult res;
   const uint32_t off = batch.data_off[i], len = batch.data_len[i];
@@ -141,7 +153,7 @@ RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i
     b.attach(run);  // ctx range and accessors, prog_state, the packet region
     const vm::Program& prog = *programs_[entry_];
     if (pc.ex != &ex || pc.ex_serial != ex.serial()) {  // bind once per (cpu, executor)
-      pc.bound = ex.bind(prog);
+      pc.bound = ex.bind(prog, &env_);
       pc.ex = &ex;
       pc.ex_serial = ex.serial();
     }

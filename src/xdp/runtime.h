@@ -80,6 +80,10 @@ class Runtime {
   /// A slot whose layout is impossible (packet outside the frame, < ETH_HLEN) is aborted
   /// with Fault::kOutOfBounds without running. Thread-safe for distinct cpus.
   RunResult run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
+  /// run_packet for slots [begin, end) on worker `cpu`, in order, prefetching each next
+  /// packet's first 128 bytes (CpuDevice::run_chunks). Results are in the batch arrays.
+  void run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
+                   uint32_t cpu);
 
   /// Packets per verdict (index = enum xdp_action) and per fault (index = vm::Fault).
   uint64_t verdict_count(uint32_t action) const;

@@ -39,7 +39,7 @@ struct CpuDevice::Pool {
   std::atomic<uint64_t> generation{0};  ///< bumped per run; threads wait for a new one
   std::atomic<bool> stop{false};
   // The current job.
-  const PacketFn* fn = nullptr;
+  const ChunkFn* fn = nullptr;
   uint32_t count = 0;
   alignas(64) std::atomic<uint32_t> next{0};
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
@@ -50,8 +50,7 @@ struct CpuDevice::Pool {
       for (;;) {
         uint32_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
         if (lo >= count) break;
-        uint32_t hi = std::min(count, lo + chunk);
-        for (uint32_t i = lo; i < hi; ++i) (*fn)(i, cpu);
+        (*fn)(lo, std::min(count, lo + chunk), cpu);
       }
     } catch (...) {
       std::lock_guard lock(mu);
@@ -112,6 +111,12 @@ uint32_t CpuDevice::workers() const {
 }
 
 void CpuDevice::run(uint32_t count, const PacketFn& fn) {
+  run_chunks(count, [&fn](uint32_t lo, uint32_t hi, uint32_t cpu) {
+    for (uint32_t i = lo; i < hi; ++i) fn(i, cpu);
+  });
+}
+
+void CpuDevice::run_chunks(uint32_t count, const ChunkFn& fn) {
   if (count == 0) return;
   Pool& p = *pool_;
   p.fn = &fn;

@@ -16,6 +16,9 @@ namespace knod::device {
 /// Runs packet `packet` on worker `cpu` (< CpuDevice::workers()). Called concurrently for
 /// distinct cpus; never twice at once for the same cpu.
 using PacketFn = std::function<void(uint32_t packet, uint32_t cpu)>;
+/// Runs packets [begin, end) on worker `cpu`, in order (VPP-style vector processing: per-chunk
+/// setup hoisted, the next packet prefetched). Same concurrency rules as PacketFn.
+using ChunkFn = std::function<void(uint32_t begin, uint32_t end, uint32_t cpu)>;
 
 struct CpuOptions {
   uint32_t workers = 0;  ///< worker threads (= cpu indexes); 0 = std::thread::hardware_concurrency
@@ -37,6 +40,8 @@ class CpuDevice {
   void run(uint32_t count, const PacketFn& fn);
   /// run(batch.count, fn).
   void run(const Batch& batch, const PacketFn& fn) { run(batch.count, fn); }
+  /// run() by chunks: fn(begin, end, cpu) for consecutive claims of at most `chunk` packets.
+  void run_chunks(uint32_t count, const ChunkFn& fn);
 
  private:
   struct Pool;

@@ -4,6 +4,7 @@
 #include "jit/runtime/rt.h"
 
 #include "vm/abi.h"
+#include "xdp/buff.h"
 
 using knod::vm::Fault;
 using knod::vm::Run;
@@ -60,7 +61,7 @@ KNOD_COLD void knod_rt_store_slow(Run* run, uint64_t addr, uint32_t size, uint64
   knod_rt_fault(run, static_cast<int32_t>(Fault::kOutOfBounds), pc);
 }
 
-uint64_t knod_rt_ctx_load(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
+KNOD_COLD static uint64_t ctx_load_slow(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
   uint64_t v = 0;
   if (run->ctx_load && run->ctx_load(*run, off, size, &v)) return v;
   knod_rt_fault(run, static_cast<int32_t>(Fault::kCtxAccess), pc);
@@ -77,6 +78,33 @@ uint64_t knod_rt_helper(Run* run, int32_t id, uint64_t r1, uint64_t r2, uint64_t
   uint64_t r0 = t->fn[id](*run, r1, r2, r3, r4, r5);
   if (run->fault != Fault::kNone && run->fault_pc == 0) run->fault_pc = pc;
   return r0;
+}
+
+// struct xdp_md (linux/bpf.h) read from the xdp::Buff as xdp::ctx_load does.
+KNOD_INLINE uint64_t knod_rt_ctx_load(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
+  if (const auto* b = static_cast<const knod::xdp::Buff*>(run->ctx_fields); b && size == 4) {
+    switch (off) {
+      case 0:
+        return b->data;
+      case 4:
+        return b->data_end;
+      case 8:
+        return b->data_meta;
+      case 12:
+        return b->ingress_ifindex;
+      case 16:
+        return b->rx_queue_index;
+      case 20:
+        return b->egress_ifindex;
+      default:
+        break;
+    }
+  }
+  return ctx_load_slow(run, off, size, pc);
+}
+
+KNOD_INLINE uint32_t knod_rt_cpu(Run* run) {
+  return run->cpu;
 }
 
 KNOD_INLINE bool knod_rt_stopped(Run* run) {

@@ -21,8 +21,11 @@ uint64_t knod_rt_load_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uin
 /// Store counterpart of knod_rt_load_slow (run.ctx_store).
 void knod_rt_store_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint64_t value,
                         uint32_t pc);
-/// Direct ctx access at a constant offset (program type known to the lowering).
+/// Direct ctx access at a constant offset (program type known to the lowering). Inlined for
+/// struct xdp_md when run.ctx_fields is the run's xdp::Buff; else run.ctx_load.
 uint64_t knod_rt_ctx_load(knod::vm::Run* run, uint32_t off, uint32_t size, uint32_t pc);
+/// run.cpu: the per-CPU map slot (inlined PERCPU_ARRAY lookups).
+uint32_t knod_rt_cpu(knod::vm::Run* run);
 /// Helper call by id (env->helpers); an unknown id faults with kBadHelper.
 uint64_t knod_rt_helper(knod::vm::Run* run, int32_t id, uint64_t r1, uint64_t r2, uint64_t r3,
                         uint64_t r4, uint64_t r5, uint32_t pc);

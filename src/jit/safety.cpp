@@ -27,6 +27,10 @@ enum class K : uint8_t {
 // carries `id` (1 + pc of its call) so that a NULL test on one copy types all of them.
 // Map values carry the bytes they have (`size`) and whether stores are allowed (`ro`), so
 // that a join of values of two maps (clang merges identical tails) still proves accesses.
+// A packet pointer with a variable offset (data + ihl * 4...) gets an `id` (1 + pc of the add
+// that made it) shared by its copies, its constant offset `c` from that base B, and in `size`
+// the bytes proven after B (B + size <= data_end), learnt from `B + c > data_end` tests:
+// the kernel verifier's reg->id / reg->range (find_good_pkt_pointers).
 struct Val {
   K k = K::kUnknown;
   int64_t lo = 0, hi = 0;
@@ -34,6 +38,7 @@ struct Val {
   uint32_t id = 0;
   int64_t size = 0;
   bool ro = false;
+  int64_t c = 0;
   bool operator==(const Val&) const = default;
 };
 
@@ -65,6 +70,10 @@ Val offset(Val v, int64_t dlo, int64_t dhi) {
       if (v.lo + dlo < -kMaxOff || v.hi + dhi > kMaxOff) return Val{};
       v.lo += dlo;
       v.hi += dhi;
+      if (v.k == K::kPkt && v.id) {
+        if (dlo != dhi) return Val{};  // a new variable part: step_alu gives a new id
+        v.c += dlo;
+      }
       return v;
     default:
       return Val{};
@@ -85,7 +94,13 @@ Val join(const Val& a, const Val& b, bool widen) {
   if (!widen || a.k != b.k || a.map != b.map ||
       (a.k != K::kPkt && a.k != K::kScalar && a.k != K::kMapVal))
     return Val{};
-  return Val{a.k, std::min(a.lo, b.lo), std::max(a.hi, b.hi), a.map};
+  Val v{a.k, std::min(a.lo, b.lo), std::max(a.hi, b.hi), a.map};
+  if (a.k == K::kPkt && a.id == b.id && a.c == b.c) {  // same base: the range both proved
+    v.id = a.id;
+    v.c = a.c;
+    v.size = std::min(a.size, b.size);
+  }
+  return v;
 }
 
 State join(const State& a, const State& b, bool widen) {
@@ -109,7 +124,8 @@ unsigned size_of(const Insn& i) {
 }
 
 // Helpers that never move or resize the packet (kernel bpf_helper_changes_pkt_data is false):
-// map ops, time, printk, prandom, cpu id, tail call, redirects, csum_diff, perf/ringbuf output.
+// map ops, time, printk, prandom, cpu id, tail call, redirects, csum_diff, fib_lookup,
+// check_mtu, xdp_get_buff_len, xdp_load_bytes, perf/ringbuf output.
 bool keeps_packet(int32_t id) {
   switch (id) {
     case 1:
@@ -124,6 +140,7 @@ bool keeps_packet(int32_t id) {
     case 25:
     case 28:
     case 51:
+    case 69:
     case 87:
     case 88:
     case 89:
@@ -133,6 +150,9 @@ bool keeps_packet(int32_t id) {
     case 132:
     case 133:
     case 160:
+    case 163:
+    case 188:
+    case 189:
     case 208:
       return true;
     default:
@@ -170,6 +190,9 @@ void learn(State& s, const Insn& i, bool taken) {
   bool le =
       ((op == BPF_JGT || op == BPF_JGE) && !taken) || ((op == BPF_JLT || op == BPF_JLE) && taken);
   if (le && a.lo > s.pkt_range) s.pkt_range = a.lo;
+  if (le && a.id)  // B + c <= data_end: c bytes after B, for every copy of the pointer
+    for (Val& r : s.r)
+      if (r.k == K::kPkt && r.id == a.id && r.size < a.c) r.size = a.c;
 }
 
 // `if (rX == 0)` / `if (rX != 0)` on a lookup result: NULL on one edge, a map value on the
@@ -201,6 +224,25 @@ Val imm64_value(uint64_t v, const std::vector<MapDesc>& maps) {
 }
 
 constexpr int32_t kMapLookupElem = 1;  // BPF_FUNC_map_lookup_elem
+
+// dst (a packet pointer) += a scalar of unknown exact value: a new variable base.
+bool variable_packet_add(State& s, const Insn& i, uint32_t pc) {
+  Val& d = s.r[i.dst_reg];
+  if (insn_class(i) != BPF_ALU64 || BPF_OP(i.code) != BPF_ADD || BPF_SRC(i.code) != BPF_X)
+    return false;
+  Val src = s.r[i.src_reg];
+  const Val* ptr = d.k == K::kPkt ? &d : src.k == K::kPkt ? &src : nullptr;
+  const Val* var = d.k == K::kPkt ? &src : &d;
+  if (!ptr || var->k != K::kScalar || var->lo == var->hi) return false;
+  Val v = offset(Val{K::kPkt, ptr->lo, ptr->hi}, var->lo, var->hi);
+  if (v.k == K::kPkt) {
+    v.id = pc + 1;
+    for (Val& r : s.r)  // an older pointer made here (loops) is no longer this base
+      if (r.k == K::kPkt && r.id == v.id) r.id = 0, r.c = 0, r.size = 0;
+  }
+  d = v;
+  return true;
+}
 
 void step_alu(State& s, const Insn& i) {
   Val& d = s.r[i.dst_reg];
@@ -272,7 +314,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       if (cls == BPF_ALU || cls == BPF_ALU64) {
         if (BPF_OP(i.code) == BPF_END)
           s.r[i.dst_reg] = Val{};
-        else
+        else if (!variable_packet_add(s, i, pc))
           step_alu(s, i);
         flow(pc + 1, s);
       } else if (cls == BPF_LD) {
@@ -358,7 +400,9 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       a.kind = AccessKind::kChecked;
       if (base.k == K::kFp && o >= -kStackSize && o + n <= 0) {
         a = AccessInfo{AccessKind::kStack, int32_t(o)};
-      } else if (base.k == K::kPkt && o >= 0 && base.hi + i.off + n <= s.pkt_range &&
+      } else if (base.k == K::kPkt && o >= 0 &&
+                 (base.hi + i.off + n <= s.pkt_range ||
+                  (base.id && base.c + i.off >= 0 && base.c + i.off + n <= base.size)) &&
                  !(cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC)) {
         a.kind = AccessKind::kPacket;
       } else if (base.k == K::kCtx && cls == BPF_LDX && o >= 0) {

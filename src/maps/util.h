@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include "maps/map.h"
 
@@ -30,7 +31,13 @@ class SpinLock {
  public:
   void lock() {
     while (flag_.test_and_set(std::memory_order_acquire)) {
-      while (flag_.test(std::memory_order_relaxed)) {
+      // A holder cannot disable preemption here as the kernel's raw spinlocks do: after a
+      // short spin, give the CPU away so that a descheduled holder can finish.
+      for (int spins = 0; flag_.test(std::memory_order_relaxed); ++spins) {
+        if (spins >= kSpinsBeforeYield) {
+          std::this_thread::yield();
+          spins = 0;
+        }
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif
@@ -42,6 +49,7 @@ class SpinLock {
   }
 
  private:
+  static constexpr int kSpinsBeforeYield = 256;
   std::atomic_flag flag_;
 };
 

@@ -145,7 +145,8 @@ TEST(JitSafety, HelpersThatKeepThePacketKeepBounds) {
 
 // VLAN or not: the L3 header pointer is data + x, x in [14, 18] after the join; `x + 20 <=
 // data_end` proves data + 34, so accesses below 34 - 18 from it are proven (conservative:
-// the kernel keeps the exact relation). The IPv4 IHL gives a bounded variable offset [0, 60].
+// the kernel keeps the exact relation). The IPv4 IHL gives a bounded variable offset [0, 60]:
+// r1 = data + [14, 78] is a new base B, and `B + 8 > data_end` proves its first 8 bytes.
 TEST(JitSafety, OffsetIntervalsAndVariableOffsets) {
   auto a = analyze(R"(
     ldxw %r3, [%r1+0]
@@ -184,9 +185,73 @@ TEST(JitSafety, OffsetIntervalsAndVariableOffsets) {
   EXPECT_EQ(a[14].kind, AccessKind::kPacket);   // 18 + 12 + 4 <= 34
   EXPECT_EQ(a[15].kind, AccessKind::kPacket);   // 18 + 15 + 1 <= 34
   EXPECT_EQ(a[16].kind, AccessKind::kChecked);  // past x + 20: may be out of the packet
-  EXPECT_EQ(a[24].kind, AccessKind::kChecked);  // r1 = data + [14, 78]: 78 + 8 > 34
+  EXPECT_EQ(a[24].kind, AccessKind::kPacket);   // r1 = B (variable): B + 8 <= data_end
   EXPECT_EQ(a[25].kind, AccessKind::kChecked);  // bytes 8-9 past the checked 8
   EXPECT_EQ(a[26].kind, AccessKind::kChecked);  // 18 + 30 + 2 > 34
+}
+
+// A variable-offset packet pointer B (IHL): its own range from `B + c > data_end` tests, for
+// every copy; not for a negative offset, a pointer made again (loop), or after adjust_head.
+TEST(JitSafety, VariablePacketPointerHasItsOwnRange) {
+  auto a = analyze(R"(
+    ldxw %r3, [%r1+0]
+    ldxw %r9, [%r1+4]
+    mov %r6, %r3
+    add %r6, 34
+    jgt %r6, %r9, out
+    ldxb %r2, [%r3+14]
+    and %r2, 0xf
+    lsh %r2, 2
+    mov %r7, %r3
+    add %r7, %r2
+    ldxb %r0, [%r7+0]
+    mov %r8, %r7
+    add %r8, 20
+    jgt %r8, %r9, out
+    ldxb %r0, [%r7+19]
+    ldxb %r0, [%r7+20]
+    ldxb %r0, [%r8-1]
+    ldxb %r0, [%r7-1]
+    mov %r4, %r7
+    call 44
+    ldxb %r0, [%r4+0]
+    ldxb %r0, [%r7+0]
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[10].kind, AccessKind::kChecked);  // before any test of B
+  EXPECT_EQ(a[14].kind, AccessKind::kPacket);   // B + 19 < B + 20 <= data_end
+  EXPECT_EQ(a[15].kind, AccessKind::kChecked);  // B + 20
+  EXPECT_EQ(a[16].kind, AccessKind::kPacket);   // the tested copy itself: B + 19
+  EXPECT_EQ(a[17].kind, AccessKind::kChecked);  // B - 1: no test covers it
+  EXPECT_EQ(a[20].kind, AccessKind::kChecked);  // r4 is clobbered by the call
+  EXPECT_EQ(a[21].kind, AccessKind::kChecked);  // bpf_xdp_adjust_head moved the packet
+}
+
+TEST(JitSafety, ALoopDoesNotLinkAnOlderVariablePointer) {
+  // r6 keeps the previous iteration's pointer; testing the new r7 proves nothing for r6.
+  auto a = analyze(R"(
+    ldxw %r8, [%r1+0]
+    ldxw %r9, [%r1+4]
+    mov %r6, %r8
+    mov %r5, 4
+  loop:
+    ldxb %r2, [%r10-1]
+    mov %r7, %r8
+    add %r7, %r2
+    mov %r3, %r7
+    add %r3, 8
+    jgt %r3, %r9, out
+    ldxb %r0, [%r6+7]
+    ldxb %r0, [%r7+7]
+    mov %r6, %r7
+    add %r5, -1
+    jne %r5, 0, loop
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[10].kind, AccessKind::kChecked);  // r6: data (first pass) or an older B
+  EXPECT_EQ(a[11].kind, AccessKind::kPacket);   // r7 = the B just tested
 }
 
 TEST(JitSafety, LoopCounterIsNotAConstant) {

@@ -29,7 +29,9 @@
 #include "base/error.h"
 #include "cli/bundled_examples.h"
 #include "cli/command.h"
+#include "cli/xfrm_bench.h"
 #include "device/cpu/cpu_device.h"
+#include "device/cpu/frame_buffer.h"
 #include "io/map_json.h"
 #include "io/pcap.h"
 #include "jit/executor.h"
@@ -72,7 +74,7 @@ struct Packets {
     while (pkts.size() < min_batch)
       for (size_t i = 0; i < distinct; ++i) pkts.push_back(pkts[i]);
     const uint32_t n = uint32_t(pkts.size());
-    frames.resize(size_t(n) * knod::device::kFrameSize);
+    frames = knod::device::FrameBuffer(size_t(n) * knod::device::kFrameSize);
     off.resize(n), len.resize(n), meta.resize(n), ifx.resize(n, 1), rxq.resize(n);
     verdict.resize(n), redirect.resize(n), fault.resize(n);
     b.count = n;
@@ -101,7 +103,8 @@ struct Packets {
   std::vector<std::vector<uint8_t>> pkts;
   size_t distinct = 0;  ///< packets from the capture (pkts repeats them up to min_batch)
   knod::device::Batch b;
-  std::vector<uint8_t> frames, fault;
+  knod::device::FrameBuffer frames;
+  std::vector<uint8_t> fault;
   std::vector<uint32_t> off, len, meta, ifx, rxq, verdict;
   std::vector<uint64_t> redirect;
 };
@@ -140,16 +143,16 @@ Result run_knod(const Case& c, const std::string& device, uint32_t workers, cons
     knod::jit::JitOptions jo;
     jo.ctx = knod::jit::CtxKind::kXdp;
     auto jit = std::make_unique<knod::jit::JitExecutor>(jo);
-    r.compile_ms = jit->compile(rt.program()).compile_ms;
+    r.compile_ms = jit->compile(rt.program(), &rt.env()).compile_ms;
     for (const knod::vm::Program* p : rt.env().programs)  // tail-call targets: compile now
-      if (p) jit->compile(*p);
+      if (p) jit->compile(*p, &rt.env());
     ex = std::move(jit);
   }
   Packets pk(c.pcap, a.max_packets, a.min_batch);
   knod::device::CpuDevice dev(knod::device::CpuOptions{workers, a.chunk});
   knod::device::Batch& b = pk.b;
-  const knod::device::PacketFn fn = [&](uint32_t i, uint32_t cpu) {
-    rt.run_packet(*ex, b, i, cpu);
+  const knod::device::ChunkFn fn = [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+    rt.run_packets(*ex, b, lo, hi, cpu);
   };
   // One worker runs on this thread (CpuDevice: the caller is worker 0): its CPU time, which
   // like the kernel's non-preemptible test_run loop excludes time the scheduler gave to
@@ -159,7 +162,7 @@ Result run_knod(const Case& c, const std::string& device, uint32_t workers, cons
   for (uint32_t rep = 0; rep < a.repeat; ++rep) {
     if (a.reset && rep) pk.reset();
     const double t0 = cpu_clock ? thread_cpu_ns() : wall_ns();
-    dev.run(b.count, fn);
+    dev.run_chunks(b.count, fn);
     total_ns += (cpu_clock ? thread_cpu_ns() : wall_ns()) - t0;
   }
   for (uint32_t i = 0; i < b.count; ++i) ++r.verdicts[b.verdict[i] < 5 ? b.verdict[i] : 0];
@@ -318,5 +321,8 @@ KNOD_COMMAND(bench) {
       ->check(CLI::Range(1u, 1u << 20));
   c->add_flag("--vs-kernel", a->vs_kernel, "also run the kernel's JIT (BPF_PROG_TEST_RUN)");
   c->add_flag("--reset", a->reset, "restore every packet before each knod repeat");
-  c->callback([a, set_action] { set_action([a] { return bench(*a); }); });
+  auto x = knod::cli::add_xfrm_bench_options(c);  // --xfrm FILE: ESP, cmd_bench_xfrm.cpp
+  c->callback([a, x, set_action] {
+    set_action([a, x] { return x->file.empty() ? bench(*a) : knod::cli::run_xfrm_bench(*x); });
+  });
 }

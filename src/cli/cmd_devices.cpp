@@ -66,11 +66,13 @@ void list_cuda() {
 
 int list() {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  fmt::print("cpu       {} cores\n", cores);
+  fmt::print("cpu       {} cores (LLVM JIT; the default)\n", cores);
+  fmt::print("interp    the reference interpreter\n");
   list_cuda();
   std::string gfx;
   for (const auto& g : knod::device::gpu::amdgcn_targets()) gfx += (gfx.empty() ? "" : ", ") + g;
   fmt::print("amdgpu    code objects only ({} via `knod jit --target`; no runtime yet)\n", gfx);
+  fmt::print("gpusim    the GPU runtime and batch kernel run on the host, lane by lane (tests)\n");
   return 0;
 }
 

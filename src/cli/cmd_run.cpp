@@ -1,7 +1,6 @@
 // `knod run OBJ -r IN.pcap ...`: the main job. Runs an XDP program over a capture on a
 // device and writes the packets out split by verdict (tcpdump/bpftool conventions).
 #include <fmt/core.h>
-#include <memory>
 #include <fmt/format.h>
 #include <linux/bpf.h>
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -64,8 +64,12 @@ void check_distinct_outputs(const RunArgs& a) {
 
 int run(const RunArgs& a) {
   check_distinct_outputs(a);
+  // The device first: a GPU that cannot be used fails before anything is loaded.
+  knod::cli::JobDevice dev = knod::cli::make_device(a.device);
   uint32_t workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
   if (a.device == "interp" && !a.workers) workers = 1;
+  // A GPU runs whole batches; --workers N gives it N virtual CPUs (lane i is CPU i % N).
+  if (dev.batch && !a.workers) workers = 1;
   knod::loader::LoadOptions lo;
   lo.ncpus = workers;
   knod::cli::parse_max_entries(a.max_entries, lo);
@@ -133,7 +137,6 @@ int run(const RunArgs& a) {
     }
   };
   knod::xdp::Runtime rt = make_runtime();
-  auto ex = knod::cli::make_executor(a.device);
 
   knod::cli::JobOptions jo;
   jo.in_pcap = a.in;
@@ -148,7 +151,7 @@ int run(const RunArgs& a) {
   if (!a.xfrm.empty())
     xfrm = std::make_unique<knod::cli::XfrmStage>(a.xfrm, a.xfrm_dir, a.xfrm_engine);
   jo.xfrm = xfrm.get();
-  knod::cli::JobResult r = knod::cli::run_pcap_job(rt, *ex, jo);
+  knod::cli::JobResult r = knod::cli::run_pcap_job(rt, dev, jo);
   if (jo.progress) fmt::print(stderr, "\r");
 
   if (!a.quiet) {
@@ -238,10 +241,14 @@ KNOD_COMMAND(run) {
       ->allow_extra_args(false);
   c->add_option("--map-dump", a->map_dump, "write every map afterwards (bpftool-style JSON)");
   c->add_option("--stats", a->stats, "write counters as JSON");
-  c->add_option("--device", a->device, "cpu (JIT, default) or interp (reference interpreter)");
+  c->add_option("--device", a->device,
+                "cpu (JIT, default), interp (reference interpreter), cuda[:N] (NVIDIA GPU N, "
+                "batches of --batch packets), gpusim (the GPU runtime simulated on the host, "
+                "lanes in order) or amdgpu (not runnable yet)");
   c->add_option("--workers", a->workers,
                 "CPU device threads (default: all cores; interp: 1). Packets of a batch run "
-                "concurrently: use 1 for the kernel's one-by-one order with stateful programs");
+                "concurrently: use 1 for the kernel's one-by-one order with stateful programs. "
+                "GPU devices: virtual CPUs, lane i of a batch is CPU i % N (default 1)");
   c->add_option("--batch", a->batch, "packets per batch")->check(CLI::Range(1u, 1u << 20));
   c->add_option("--ifindex", a->ifindex, "xdp_md->ingress_ifindex");
   c->add_option("--rxq", a->rxq, "xdp_md->rx_queue_index");

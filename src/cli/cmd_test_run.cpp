@@ -8,11 +8,14 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "base/error.h"
 #include "cli/command.h"
+#include "cli/load_args.h"
 #include "device/batch.h"
+#include "io/map_json.h"
 #include "loader/object.h"
 #include "vm/interp.h"
 #include "xdp/buff.h"
@@ -22,7 +25,8 @@
 namespace {
 
 struct Args {
-  std::string object, prog, data_in, data_out, ctx_in, ctx_out, device = "interp", fib;
+  std::string object, prog, data_in, data_out, ctx_in, ctx_out, device = "interp", fib, map_dump;
+  std::vector<std::string> map_load;
   uint32_t repeat = 1;
   uint64_t clock_ns = 0, seed = 0;
 };
@@ -73,6 +77,7 @@ int test_run(const Args& a) {
   loader::LoadOptions lo;
   lo.ncpus = 1;
   loader::Object obj = loader::load_object(a.object, lo);
+  cli::apply_map_loads(a.map_load, obj);  // as `bpftool map update` before the test run
   xdp::Options opts;
   opts.clock_ns = a.clock_ns;
   opts.seed = a.seed;
@@ -107,6 +112,11 @@ int test_run(const Args& a) {
   fmt::print("data_out: {} bytes\n", mlen + len);
   fmt::print("duration: {} ns\n", ns / repeat);
   if (!a.data_out.empty()) write_file(a.data_out, frame.data() + off - mlen, mlen + len);
+  if (!a.map_dump.empty()) {
+    std::ofstream f(a.map_dump);
+    if (!(f << io::dump_maps_json(obj).dump(2) << "\n"))
+      throw Error(fmt::format("cannot write '{}'", a.map_dump));
+  }
   if (!a.ctx_out.empty()) {
     xdp_md out = ctx;  // xdp_convert_buff_to_md: offsets from data_meta
     out.data = mlen;
@@ -134,5 +144,7 @@ KNOD_COMMAND(test_run) {
   c->add_option("--fib", a->fib, "forwarding table JSON for bpf_fib_lookup / bpf_check_mtu");
   c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
   c->add_option("--seed", a->seed, "seed of bpf_get_prandom_u32 and syncookie secrets");
+  c->add_option("--map-load", a->map_load, "preload maps: FILE.json or NAME=FILE.json");
+  c->add_option("--map-dump", a->map_dump, "write every map after the run (bpftool-style JSON)");
   c->callback([a, set_action] { set_action([a] { return test_run(*a); }); });
 }

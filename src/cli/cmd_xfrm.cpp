@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "cli/command.h"
 #include "xfrm/crypto/engines.h"
 #include "xfrm/esp.h"
+#include "xfrm/install.h"
 #include "xfrm/parse/ip_xfrm.h"
 
 namespace {
@@ -83,6 +85,26 @@ void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
   meta.clear();
 }
 
+/// Reasons the CLI passes on unchanged (not drops): outbound no policy, inbound not ESP.
+bool passed_reason(Dir dir, Drop d) {
+  return (dir == Dir::kOut && d == Drop::kNoPolicy) || (dir == Dir::kIn && d == Drop::kNotEsp);
+}
+
+/// What `ipsec` counts under the kernel's /proc/net/xfrm_stat names (drop.h xfrm_stat_name).
+std::vector<std::pair<std::string, uint64_t>> xfrm_stat(const Counters& c, Dir dir) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (uint32_t d = 1; d < uint32_t(Drop::kCount); ++d) {
+    const char* name = xfrm_stat_name(Drop(d), dir == Dir::kIn);
+    if (!name) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](auto& p) { return p.first == name; });
+    if (it == out.end())
+      out.emplace_back(name, c.drops[d]);
+    else
+      it->second += c.drops[d];
+  }
+  return out;
+}
+
 void print_report(const Run& r) {
   for (uint32_t i = 0; i < r.sad.size(); ++i) {
     const Sa& sa = r.sad[i];
@@ -91,24 +113,42 @@ void print_report(const Run& r) {
     fmt::print("\tstats: replay-window {} replay {} failed {}\n", c[Drop::kTooOld],
                c[Drop::kReplay], c[Drop::kIntegrity]);
     fmt::print("\tlifetime current: {}(bytes), {}(packets)\n", c.bytes, c.packets);
+    if (sa.soft_expires || sa.expired)
+      fmt::print("\texpire: soft {}(events){}\n", sa.soft_expires.load(),
+                 sa.expired ? ", hard: expired" : "");
     if (r.dir == Dir::kOut)
       fmt::print("\tseq 0x{:08x}\n", sa.oseq.load());
     else
       fmt::print("\treplay top 0x{:x} window {}\n", sa.replay.top, sa.cfg.replay_window);
   }
-  fmt::print("\n{:<18} {:>12}\n", "result", "packets");
+  bool in = r.dir == Dir::kIn;
+  fmt::print("\n{:<18} {:>12}   {}\n", "result", "packets", "kernel counter (/proc/net/xfrm_stat)");
   fmt::print("{:<18} {:>12}   ({} bytes)\n", "ok", r.total.packets, r.total.bytes);
-  for (uint32_t d = 1; d < uint32_t(Drop::kCount); ++d)
-    if (r.total.drops[d]) fmt::print("{:<18} {:>12}\n", drop_name(Drop(d)), r.total.drops[d]);
+  for (uint32_t d = 1; d < uint32_t(Drop::kCount); ++d) {
+    if (!r.total.drops[d]) continue;
+    const char* k = xfrm_stat_name(Drop(d), in);
+    fmt::print("{:<18} {:>12}   {}\n", drop_name(Drop(d)), r.total.drops[d],
+               passed_reason(r.dir, Drop(d)) ? "none: passed on unchanged"
+               : k                           ? k
+                                             : "none");
+  }
+  if (r.total.soft_expires)
+    fmt::print("{:<18} {:>12}   (events, not drops)\n", "soft-expire", r.total.soft_expires);
   fmt::print("{:<18} {:>12}\n{:<18} {:>12}\n", "packets in", r.in_packets, "packets out",
              r.out_packets);
 }
 
 nlohmann::json to_json(const Run& r) {
-  auto counters = [](const Counters& c) {
-    nlohmann::json j = {{"packets", c.packets}, {"bytes", c.bytes}};
+  // drops: by knod's reason; passed: not drops (the packet went on unchanged); xfrm_stat: the
+  // same drops under the kernel's counter names.
+  auto counters = [&r](const Counters& c) {
+    nlohmann::json j = {
+        {"packets", c.packets}, {"bytes", c.bytes}, {"soft_expires", c.soft_expires}};
+    j["drops"] = nlohmann::json::object();
+    j["passed"] = nlohmann::json::object();
     for (uint32_t d = 1; d < uint32_t(Drop::kCount); ++d)
-      j["drops"][drop_name(Drop(d))] = c.drops[d];
+      j[passed_reason(r.dir, Drop(d)) ? "passed" : "drops"][drop_name(Drop(d))] = c.drops[d];
+    for (auto& [name, n] : xfrm_stat(c, r.dir)) j["xfrm_stat"][name] = n;
     return j;
   };
   nlohmann::json j = {{"direction", r.dir == Dir::kIn ? "in" : "out"},
@@ -123,6 +163,8 @@ nlohmann::json to_json(const Run& r) {
     s["src"] = to_string(sa.cfg.src);
     s["dst"] = to_string(sa.cfg.dst);
     s["algorithm"] = cipher_name(sa.cfg.cipher);
+    s["soft_expires"] = sa.soft_expires.load();
+    s["expired"] = sa.expired.load();
     j["sas"].push_back(s);
   }
   return j;
@@ -133,9 +175,7 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   Run r;
   r.eng = make_engine(engine);
   r.dir = dir == "in" ? Dir::kIn : Dir::kOut;
-  XfrmConfig cfg = parse_file(xfrm);
-  for (auto& s : cfg.states) r.sad.add(s);
-  for (auto& p : cfg.policies) r.spd.add(p);
+  install(parse_file(xfrm), r.sad, r.spd);
   engine_load(*r.eng, r.sad);
   char err[PCAP_ERRBUF_SIZE] = {};
   pcap_t* pin = pcap_open_offline(in.c_str(), err);
@@ -203,6 +243,9 @@ KNOD_COMMAND(xfrm) {
         throw knod::Error("xfrm: expected `state add ...`, `policy add ...` or `-f FILE`");
       else
         parse_line(join_words(words), cfg);
+      Sad sad;  // add/update rules: a duplicate `state add` fails as in the kernel
+      Spd spd;
+      install(cfg, sad, spd);
       for (const auto& s : cfg.states) fmt::print("state {}\n", format_state(s));
       for (const auto& p : cfg.policies) fmt::print("policy {}\n", format_policy(p));
       return 0;

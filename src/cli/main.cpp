@@ -9,6 +9,10 @@
 #include "base/error.h"
 #include "cli/command.h"
 
+#ifndef KNOD_VERSION  // set by src/cli/CMakeLists.txt (test binaries built from main.cpp may not)
+#define KNOD_VERSION "dev"
+#endif
+
 namespace knod::cli {
 namespace {
 std::map<std::string, Register>& registry() {
@@ -95,6 +99,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::string first = argv[1];
+  if (first == "-V" || first == "--version") {  // as `knod version`
+    fmt::print("knod {}\n", KNOD_VERSION);
+    return 0;
+  }
   if (first[0] == '-' && first != "-h" && first != "--help") {
     fmt::print(stderr, "knod: unknown option '{}' (see knod --help)\n", first);
     return 2;

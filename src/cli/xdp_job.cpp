@@ -9,10 +9,16 @@
 
 #include "base/error.h"
 #include "device/cpu/cpu_device.h"
+#include "device/cpu/frame_buffer.h"
+#include "device/gpu/host_sim.h"
+#ifdef KNOD_HAVE_CUDA
+#include "device/cuda/device.h"
+#endif
 #include "io/pcap.h"
 #include "jit/executor.h"
 #include "vm/interp.h"
 #include "xfrm/crypto/engines.h"
+#include "xfrm/install.h"
 #include "xfrm/parse/ip_xfrm.h"
 
 namespace knod::cli {
@@ -24,7 +30,35 @@ std::unique_ptr<vm::Executor> make_executor(const std::string& device) {
     o.ctx = jit::CtxKind::kXdp;
     return std::make_unique<jit::JitExecutor>(o);
   }
-  throw Error(fmt::format("unknown device '{}' for packet runs (use interp or cpu)", device));
+  throw Error(fmt::format(
+      "unknown device '{}' for packet runs (use cpu, interp, cuda[:N], gpusim or amdgpu)", device));
+}
+
+JobDevice make_device(const std::string& device) {
+  JobDevice d;
+  auto is = [&](std::string_view name) {
+    return device == name || device.starts_with(std::string(name) + ":");
+  };
+  if (!is("cuda") && !is("amdgpu") && device != "gpusim") {
+    d.executor = make_executor(device);  // interp, cpu; throws for an unknown name
+    return d;
+  }
+  try {
+    if (device == "gpusim") {
+      d.batch = std::make_unique<device::gpu::HostSim>();
+    } else if (is("cuda")) {
+#ifdef KNOD_HAVE_CUDA
+      d.batch = device::cuda::Device::open(device);
+#else
+      throw Error("knod was built without CUDA support (no cuda.h at build time)");
+#endif
+    } else {
+      throw Error("no AMD GPU runtime (knod compiles AMDGPU code objects but cannot run them yet)");
+    }
+  } catch (const Error& e) {
+    throw Error(fmt::format("--device {}: {}", device, e.what()));
+  }
+  return d;
 }
 
 namespace {
@@ -32,7 +66,7 @@ namespace {
 /// Batch storage: structure of arrays with fixed-stride frames (device/batch.h).
 struct BatchStore {
   explicit BatchStore(uint32_t n)
-      : frames(size_t(n) * device::kFrameSize),
+      : frames(size_t(n) * device::kFrameSize),  // zeroed, huge-page backed
         off(n),
         len(n),
         meta(n),
@@ -55,7 +89,7 @@ struct BatchStore {
     b.fault = fault.data();
   }
   device::Batch b;
-  std::vector<uint8_t> frames;
+  device::FrameBuffer frames;
   std::vector<uint32_t> off, len, meta, ifx, rxq, verdict;
   std::vector<uint64_t> redirect;
   std::vector<uint8_t> fault;
@@ -72,8 +106,7 @@ XfrmStage::XfrmStage(const std::string& file, const std::string& d, const std::s
   if (d != "in" && d != "out") throw Error(fmt::format("--xfrm-dir '{}': expected in or out", d));
   dir = d == "in" ? xfrm::Dir::kIn : xfrm::Dir::kOut;
   xfrm::XfrmConfig cfg = xfrm::parse_file(file);
-  for (auto& st : cfg.states) sad.add(st);
-  for (auto& p : cfg.policies) spd.add(p);
+  xfrm::install(cfg, sad, spd);  // state add / update with the kernel's EEXIST / ESRCH
   eng = xfrm::make_engine(engine);
   xfrm::engine_load(*eng, sad);
 }
@@ -179,9 +212,31 @@ nlohmann::json XfrmStage::stats_json() const {
 
 namespace {
 constexpr size_t kEthHlen = 14;  ///< ETH_HLEN
+
+/// Index of rt's entry program in rt.env().programs (tail-call index).
+size_t entry_index(const xdp::Runtime& rt) {
+  const auto& progs = rt.env().programs;
+  for (size_t i = 0; i < progs.size(); ++i)
+    if (progs[i] == &rt.program()) return i;
+  throw Error("the entry program is not in its env");
+}
+
+/// The job on `ex` (per packet, CPU workers) or, when `gpu` is set, on that batch device.
+JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* gpu,
+                  const JobOptions& opts);
 }  // namespace
 
 JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opts) {
+  return run_job(rt, &ex, nullptr, opts);
+}
+
+JobResult run_pcap_job(xdp::Runtime& rt, JobDevice& dev, const JobOptions& opts) {
+  return run_job(rt, dev.executor.get(), dev.batch.get(), opts);
+}
+
+namespace {
+JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* gpu,
+                  const JobOptions& opts) {
   JobResult res;
   io::PcapReader in(opts.in_pcap);
   std::optional<io::PcapWriter> all;
@@ -193,12 +248,16 @@ JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opt
   const uint32_t cap = std::max(1u, opts.batch);
   BatchStore st(cap);
   device::CpuOptions co;
-  co.workers = std::max(1u, opts.workers);
+  co.workers = gpu ? 1u : std::max(1u, opts.workers);
   device::CpuDevice dev(co);
   io::Packet pkt;
   std::vector<uint8_t> keep;
   std::vector<uint32_t> xdp_len;  // frame lengths before xfrm
-  ex.bind(rt.program());          // JIT-compile the entry program now, outside the timed batches
+  // Compile now, outside the timed batches.
+  if (gpu)
+    gpu->load(rt.env(), entry_index(rt), device::gpu::Mode::kXdp);
+  else
+    ex->bind(rt.program(), &rt.env());
   auto last_report = std::chrono::steady_clock::now();
   for (bool more = true; more;) {
     uint32_t n = 0;
@@ -222,7 +281,12 @@ JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opt
     if (n == 0) break;
     st.b.count = n;
     auto t0 = std::chrono::steady_clock::now();
-    dev.run(n, [&](uint32_t i, uint32_t cpu) { rt.run_packet(ex, st.b, i, cpu); });
+    if (gpu)
+      gpu->run(st.b);
+    else
+      dev.run_chunks(n, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+        rt.run_packets(*ex, st.b, lo, hi, cpu);
+      });
     if (opts.xfrm)
       xdp_len.assign(st.len.begin(), st.len.begin() + n), opts.xfrm->run(st.b, n, keep);
     res.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -255,5 +319,7 @@ JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opt
     if (w) w->close();
   return res;
 }
+
+}  // namespace
 
 }  // namespace knod::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "device/gpu/batch_device.h"
 #include "loader/object.h"
 #include "vm/executor.h"
 #include "xdp/runtime.h"
@@ -47,8 +48,20 @@ struct XfrmStage {
 };
 
 /// Makes the executor for --device: "interp" (reference interpreter) or "cpu" (JIT).
-/// Throws knod::Error for an unknown or unavailable device (e.g. "cuda" without a driver).
+/// Throws knod::Error for an unknown device (GPU names: see make_device).
 std::unique_ptr<vm::Executor> make_executor(const std::string& device);
+
+/// The device of a packet run (--device): exactly one of the two is set.
+struct JobDevice {
+  std::unique_ptr<vm::Executor> executor;           ///< interp, cpu: per packet, CPU workers
+  std::unique_ptr<device::gpu::BatchDevice> batch;  ///< cuda[:N], gpusim: whole batches
+};
+
+/// Opens --device: interp | cpu | cuda[:N] (NVIDIA GPU N) | gpusim (the host-simulated GPU,
+/// device/gpu/host_sim.h) | amdgpu. Throws knod::Error "--device <name>: <why>" for a GPU
+/// that cannot be used ("--device cuda: no NVIDIA driver (libcuda.so.1 not found)",
+/// "--device amdgpu: no AMD GPU runtime ...") and make_executor's error for an unknown name.
+JobDevice make_device(const std::string& device);
 
 struct JobOptions {
   std::string in_pcap;
@@ -75,5 +88,10 @@ struct JobResult {
 
 /// Runs `rt`'s program over opts.in_pcap with `ex`. Throws knod::Error for I/O errors.
 JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opts);
+/// Same on `dev`: a batch device gets rt.env() (every program, the maps) loaded once and
+/// runs each batch of opts.batch packets at once (lanes in any order on a GPU: use --batch 1
+/// for programs whose result depends on packet order); the maps hold its state afterwards.
+/// Throws knod::Error for I/O errors and for a program the device cannot load.
+JobResult run_pcap_job(xdp::Runtime& rt, JobDevice& dev, const JobOptions& opts);
 
 }  // namespace knod::cli

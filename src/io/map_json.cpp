@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <linux/bpf.h>
 
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -65,7 +66,8 @@ MapPreload read_map_preload(const std::string& path) {
     throw Error(fmt::format("{}: expected {{\"maps\": {{...}}}}", path));
   MapPreload out;
   for (auto& [name, entries] : j["maps"].items()) {
-    if (!entries.is_array()) throw Error(fmt::format("{}: {}: expected a list of entries", path, name));
+    if (!entries.is_array())
+      throw Error(fmt::format("{}: {}: expected a list of entries", path, name));
     std::vector<MapEntry> list;
     size_t i = 0;
     for (const auto& e : entries) {
@@ -116,8 +118,8 @@ void apply_map_preload(const MapPreload& preload, const loader::Object& obj,
         throw Error(fmt::format("{}: {}[{}]: \"prog\" is only for PROG_ARRAY maps", what, name, i));
       }
       if (e.key.size() != d.key_size || value.size() != d.value_size)
-        throw Error(fmt::format("{}: {}[{}]: key/value are {}/{} bytes, map wants {}/{}", what, name,
-                                i, e.key.size(), value.size(), d.key_size, d.value_size));
+        throw Error(fmt::format("{}: {}[{}]: key/value are {}/{} bytes, map wants {}/{}", what,
+                                name, i, e.key.size(), value.size(), d.key_size, d.value_size));
       std::vector<uint8_t> user(m.user_value_size());
       if (is_per_cpu(d.type)) {
         size_t stride = (d.value_size + 7) / 8 * 8;
@@ -127,7 +129,9 @@ void apply_map_preload(const MapPreload& preload, const loader::Object& obj,
         user = value;
       }
       long err = m.user_update(e.key.data(), user.data(), BPF_ANY);
-      if (err) throw Error(fmt::format("{}: {}[{}]: update failed ({})", what, name, i, err));
+      if (err)  // as bpftool: "Argument list too long (E2BIG)"
+        throw Error(fmt::format("{}: {}[{}]: update failed: {} ({})", what, name, i,
+                                std::strerror(int(-err)), strerrorname_np(int(-err))));
     }
   }
 }

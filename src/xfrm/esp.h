@@ -48,7 +48,8 @@ Drop esp_out_prepare(const SaConfig& sa, uint32_t sa_index, uint64_t seq, uint8_
 Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, Sa*& sa,
                     PktState& st, CryptoOp& op, uint64_t* batch_top = nullptr);
 /// Step 3, after the engine verified `op` (call under the SA's lock, in packet order):
-/// re-check and advance the window, check padding, rebuild the inner/transport packet.
+/// re-check the window, lifetime_admit (hard limit: kLimit), the ICV, advance the window,
+/// check padding, rebuild the inner/transport packet.
 Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const PktState& st,
                    const CryptoOp& op);
 
@@ -56,14 +57,21 @@ Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const Pk
 void engine_load(CryptoEngine& eng, const Sad& sad);
 
 /// Outbound batch with the SA of each packet already chosen (sa_of[i], kNoSaIndex: drop).
+/// Lifetime per packet before it is counted: hard limit -> kLimit (XfrmOutStateExpired, and
+/// every later packet of the SA), soft limit -> one stats.soft_expires event.
 void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats);
 /// Inbound batch: pre-check, decrypt/verify, then re-check and advance serialized per SA,
-/// so a batch holding a duplicate accepts exactly one copy.
-void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats);
+/// so a batch holding a duplicate accepts exactly one copy. Each decrypted packet must then
+/// match its SA's `sel` (else kStateMismatch) and, when `spd` has a `dir in` policy for it,
+/// that policy (kPolBlock, kTmplMismatch), as the kernel's __xfrm_policy_check.
+/// Lifetime (xfrm_state_check_expire) is checked per packet after the replay check:
+/// hard limit -> kLimit (XfrmInStateExpired), soft limit -> stats.soft_expires.
+void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats,
+                       const Spd* spd = nullptr);
 
 /// Outbound: SPD lookup per packet (dir out policy -> tmpl -> SA), then esp_encrypt_batch.
 /// Packets that match no policy pass unchanged with drop = kNoPolicy (counted, not dropped
-/// by the CLI). Inbound: esp_decrypt_batch.
+/// by the CLI). Inbound: esp_decrypt_batch with `spd`'s `dir in` policies.
 void process_batch(Sad& sad, const Spd& spd, CryptoEngine& eng, Dir dir, PacketBatch& b,
                    Counters& stats);
 

@@ -73,7 +73,7 @@ Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, S
   uint32_t esp_len = tot - hlen - udp, iv = c.iv_len();
   if (esp_len < kEspHdr + iv + 2 + c.icv_len) return Drop::kShort;
   uint32_t clen = esp_len - kEspHdr - iv - c.icv_len;
-  if (clen % c.align()) return Drop::kMalformed;  // RFC 4303 §2.4 alignment
+  if (clen & (c.align() - 1)) return Drop::kMalformed;  // RFC 4303 §2.4 (align: 4, 8 or 16)
   uint32_t lo = ld32(esp + 4);
   uint64_t top = sa->replay.top;
   if (batch_top && batch_top[sa->index] > top) top = batch_top[sa->index];
@@ -108,10 +108,13 @@ Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, S
 Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const PktState& st,
                    const CryptoOp& op) {
   const SaConfig& c = sa.cfg;
-  if (!op.ok) return Drop::kIntegrity;
-  // Re-check against the window as it is now (an earlier packet of the batch may have
-  // moved it), with the sequence number the ICV just authenticated; then advance.
+  // The kernel's order (xfrm_input): replay check, lifetime, then the ICV. Re-check against
+  // the window as it is now (an earlier packet of the batch may have moved it); advance only
+  // with the sequence number the ICV authenticated.
   if (Drop d = window_check(c, sa.replay, st.seq); d != Drop::kOk) return d;
+  bool soft;
+  if (!lifetime_admit(sa, sa.stats.c.packets, sa.stats.c.bytes, soft)) return Drop::kLimit;
+  if (!op.ok) return Drop::kIntegrity;
   if (c.esn() && c.replay_window == 0) {
     if (st.seq > sa.replay.top) sa.replay.top = st.seq;  // only feeds ESN inference
   } else {
@@ -133,8 +136,15 @@ Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const Pk
     uint32_t ilen = v == 4 ? ld16(data + 2) : kIpv6Hdr + ld16(data + 4);
     if (ilen > plen) return Drop::kMalformed;
     uint8_t tos = decap_tos(ip_tos(outer), ip_tos(data), c.flags);
-    ip_set_tos(data, tos);
-    if (v == 4) ipv4_set_csum(data);
+    if (tos != ip_tos(data)) {
+      uint16_t was = ld16(data);
+      ip_set_tos(data, tos);
+      // IPv4: incremental checksum update for the changed word (RFC 1624 eqn. 3), as the
+      // kernel's ipv4_change_dsfield does; an inner header is otherwise left as it came.
+      if (v == 4)
+        st16(data + 10,
+             csum_fold(uint32_t(uint16_t(~ld16(data + 10))) + uint16_t(~was) + ld16(data)));
+    }
     off = uint32_t(data - slot);
     len = ilen;
   } else {

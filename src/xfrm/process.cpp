@@ -31,9 +31,24 @@ struct SaLock {
   ~SaLock() { sa.lock.clear(std::memory_order_release); }
 };
 
-bool limit_hit(const SaConfig& c, uint64_t packets, uint64_t bytes) {
-  return (c.limits.packet_hard && packets >= c.limits.packet_hard) ||
-         (c.limits.byte_hard && bytes >= c.limits.byte_hard);
+/// The kernel's inbound policy check on a decrypted packet (__xfrm_policy_check): the SA's
+/// own selector, then the best `dir in` policy: block, or a template the SA must satisfy
+/// (a tunnel-mode SA needs one). No `dir in` policy: accepted (see docs: the kernel counts
+/// XfrmInNoPols for tunnel mode there; knod runs SAs without policies).
+Drop in_policy_check(const Spd* spd, const SaConfig& sa, const uint8_t* ip, uint32_t len) {
+  if ((!spd || !spd->size()) && sa.sel.src.addr.family == 0 && sa.sel.dst.addr.family == 0 &&
+      !sa.sel.proto && !sa.sel.sport && !sa.sel.dport)
+    return Drop::kOk;  // nothing to check
+  FlowKey k;
+  if (!flow_key(ip, len, k)) return Drop::kOk;
+  if (!selector_match(sa.sel, k)) return Drop::kStateMismatch;
+  if (!spd || !spd->size()) return Drop::kOk;
+  const Policy* pol = spd->lookup(Dir::kIn, k);
+  if (!pol) return Drop::kOk;
+  if (pol->action == Action::kBlock) return Drop::kPolBlock;
+  if (pol->has_tmpl ? !tmpl_match(pol->tmpl, sa) : sa.mode == Mode::kTunnel)
+    return Drop::kTmplMismatch;
+  return Drop::kOk;
 }
 
 }  // namespace
@@ -54,12 +69,14 @@ void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
     Sa& sa = sad[b.sa[i]];
     uint8_t* slot = b.frames + size_t(i) * b.stride;
     if (i + 1 < b.count) __builtin_prefetch(slot + b.stride + b.data_off[i + 1]);
-    uint64_t pk = sa.out_packets.fetch_add(1) + 1;
-    uint64_t by = sa.out_bytes.fetch_add(b.data_len[i]) + b.data_len[i];
-    if (limit_hit(sa.cfg, pk - 1, by - b.data_len[i])) {
+    uint64_t pk = sa.out_packets.fetch_add(1);
+    uint64_t by = sa.out_bytes.fetch_add(b.data_len[i]);
+    bool soft;
+    if (!lifetime_admit(sa, pk, by, soft)) {
       b.drop[i] = uint8_t(Drop::kLimit);
       continue;
     }
+    stats.soft_expires += soft;
     uint64_t seq = sa.oseq.fetch_add(1) + 1;  // RFC 4303 §3.3.3: never cycle
     if ((!sa.cfg.esn() && seq > 0xffffffffull) || seq == 0) {
       b.drop[i] = uint8_t(Drop::kSeqOverflow);
@@ -84,6 +101,7 @@ void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
       st16(u + 6, udp6_csum(ip, u, b.data_len[i] - kIpv6Hdr));
     }
   }
+  Sa* locked = nullptr;  // an SA's lock is held over a run of its packets
   for (uint32_t i = 0; i < b.count; ++i) {
     Drop d = Drop(b.drop[i]);
     bool has_sa = b.sa[i] != kNoSaIndex && b.sa[i] < sad.size();
@@ -93,16 +111,23 @@ void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
       ++stats[d];
     if (has_sa) {
       Sa& sa = sad[b.sa[i]];
-      SaLock lock(sa);
+      if (locked != &sa) {
+        if (locked) locked->lock.clear(std::memory_order_release);
+        while (sa.lock.test_and_set(std::memory_order_acquire)) {
+        }
+        locked = &sa;
+      }
       if (d == Drop::kOk)
         ++sa.stats.c.packets, sa.stats.c.bytes += b.data_len[i];
       else
         ++sa.stats.c[d];
     }
   }
+  if (locked) locked->lock.clear(std::memory_order_release);
 }
 
-void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats) {
+void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats,
+                       const Spd* spd) {
   Scratch& s = scratch;
   s.reserve(b.count);
   s.batch_top.assign(sad.size(), 0);
@@ -118,16 +143,27 @@ void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
     if (d == Drop::kOk) s.sas[n] = sa, s.idx[n++] = i;
   }
   eng.decrypt(s.ops.data(), n);
+  // In packet order; an SA's lock is held over a run of its packets (taken once per run).
+  Sa* locked = nullptr;
   for (uint32_t k = 0; k < n; ++k) {
     uint32_t i = s.idx[k];
     Sa& sa = *s.sas[k];
-    SaLock lock(sa);
+    if (locked != &sa) {
+      if (locked) locked->lock.clear(std::memory_order_release);
+      while (sa.lock.test_and_set(std::memory_order_acquire)) {
+      }
+      locked = &sa;
+    }
     uint32_t in_len = b.data_len[i];
-    Drop d = esp_in_finish(sa, b.frames + size_t(i) * b.stride, b.data_off[i], b.data_len[i],
-                           s.st[k], s.ops[k]);
+    uint64_t soft = sa.soft_expires.load(std::memory_order_relaxed);
+    uint8_t* slot = b.frames + size_t(i) * b.stride;
+    Drop d = esp_in_finish(sa, slot, b.data_off[i], b.data_len[i], s.st[k], s.ops[k]);
+    stats.soft_expires += sa.soft_expires.load(std::memory_order_relaxed) - soft;
+    if (d == Drop::kOk) d = in_policy_check(spd, sa.cfg, slot + b.data_off[i], b.data_len[i]);
     b.drop[i] = uint8_t(d);
     if (d == Drop::kOk) ++sa.stats.c.packets, sa.stats.c.bytes += in_len;
   }
+  if (locked) locked->lock.clear(std::memory_order_release);
   for (uint32_t i = 0; i < b.count; ++i) {
     Drop d = Drop(b.drop[i]);
     if (d == Drop::kOk)
@@ -144,32 +180,15 @@ void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
 
 void process_batch(Sad& sad, const Spd& spd, CryptoEngine& eng, Dir dir, PacketBatch& b,
                    Counters& stats) {
-  if (dir == Dir::kIn) return esp_decrypt_batch(sad, eng, b, stats);
+  if (dir == Dir::kIn) return esp_decrypt_batch(sad, eng, b, stats, &spd);
   for (uint32_t i = 0; i < b.count; ++i) {
     b.sa[i] = kNoSaIndex;
     b.drop[i] = uint8_t(Drop::kOk);
-    const uint8_t* p = b.frames + size_t(i) * b.stride + b.data_off[i];
-    uint32_t len = b.data_len[i];
     FlowKey k;
-    uint32_t h = 0;
-    if (len >= kIpv4Hdr && (p[0] >> 4) == 4) {
-      k.src.family = k.dst.family = 4;
-      std::memcpy(k.src.bytes, p + 12, 4);
-      std::memcpy(k.dst.bytes, p + 16, 4);
-      k.proto = p[9];
-      h = (p[0] & 15) * 4u;
-    } else if (len >= kIpv6Hdr && (p[0] >> 4) == 6) {
-      k.src.family = k.dst.family = 6;
-      std::memcpy(k.src.bytes, p + 8, 16);
-      std::memcpy(k.dst.bytes, p + 24, 16);
-      k.proto = p[6];
-      h = kIpv6Hdr;
-    } else {
+    if (!flow_key(b.frames + size_t(i) * b.stride + b.data_off[i], b.data_len[i], k)) {
       b.drop[i] = uint8_t(Drop::kMalformed);
       continue;
     }
-    if ((k.proto == 6 || k.proto == 17) && len >= h + 4)
-      k.sport = ld16(p + h), k.dport = ld16(p + h + 2);
     const Policy* pol = spd.lookup(Dir::kOut, k);
     if (!pol || !pol->has_tmpl) {
       b.drop[i] = uint8_t(Drop::kNoPolicy);

@@ -103,6 +103,45 @@ struct Sa {
   std::atomic_flag lock = ATOMIC_FLAG_INIT;
   SaStats stats;                                       ///< updated under `lock`
   std::atomic<uint64_t> out_bytes{0}, out_packets{0};  ///< for limits
+  std::atomic<bool> dying{false};         ///< a soft limit was reached (the kernel's km.dying)
+  std::atomic<bool> expired{false};       ///< a hard limit was reached (XFRM_STATE_EXPIRED)
+  std::atomic<uint64_t> soft_expires{0};  ///< soft-expire events (0 or 1 until `state update`)
 };
+
+/// The kernel's xfrm_state_check_expire (net/xfrm/xfrm_state.c) before one more packet, with
+/// `packets`/`bytes` counted so far on the SA: kHard when a hard limit is reached (the SA
+/// expires, the packet is dropped), kSoft when a soft limit is reached (one expire event,
+/// the packet goes on), else kOk. Limits of 0 are unlimited (iproute2's XFRM_INF).
+enum class Lifetime : uint8_t { kOk, kSoft, kHard };
+inline Lifetime lifetime_check(const Limits& l, uint64_t packets, uint64_t bytes) {
+  if ((l.packet_hard && packets >= l.packet_hard) || (l.byte_hard && bytes >= l.byte_hard))
+    return Lifetime::kHard;
+  if ((l.packet_soft && packets >= l.packet_soft) || (l.byte_soft && bytes >= l.byte_soft))
+    return Lifetime::kSoft;
+  return Lifetime::kOk;
+}
+
+/// lifetime_check on `sa` with its state: marks it expired (kHard, and for every packet after)
+/// or dying (kSoft: returns true once, the expire event). Returns true when the packet may go on.
+/// `soft_event` is set when this packet fired the soft expire.
+inline bool lifetime_admit(Sa& sa, uint64_t packets, uint64_t bytes, bool& soft_event) {
+  soft_event = false;
+  if (sa.expired.load(std::memory_order_relaxed)) return false;
+  switch (lifetime_check(sa.cfg.limits, packets, bytes)) {
+    case Lifetime::kHard:
+      sa.expired.store(true, std::memory_order_relaxed);
+      return false;
+    case Lifetime::kSoft:
+      if (!sa.dying.load(std::memory_order_relaxed) &&
+          !sa.dying.exchange(true, std::memory_order_relaxed)) {
+        sa.soft_expires.fetch_add(1, std::memory_order_relaxed);
+        soft_event = true;
+      }
+      return true;
+    case Lifetime::kOk:
+      return true;
+  }
+  return true;
+}
 
 }  // namespace knod::xfrm

@@ -6,27 +6,55 @@
 
 namespace knod::xfrm {
 namespace {
-std::vector<uint8_t> key_of(const Addr& a) {
-  return std::vector<uint8_t>(a.bytes, a.bytes + a.len());
+std::string id_of(const SaConfig& c) {
+  return fmt::format("src {} dst {} proto esp spi 0x{:08x}", to_string(c.src), to_string(c.dst),
+                     c.spi);
 }
 }  // namespace
 
 Sa& Sad::add(const SaConfig& cfg) {
-  auto key = std::make_tuple(cfg.spi, cfg.proto, key_of(cfg.dst));
+  Key key(cfg.spi, cfg.proto, cfg.dst);
   if (by_id_.count(key))
-    throw Error(fmt::format("xfrm: state spi 0x{:08x} dst {} exists", cfg.spi, to_string(cfg.dst)));
+    throw Error(
+        fmt::format("xfrm: state add {}: File exists (an SA with this dst, spi and proto "
+                    "is installed; use `state update`)",
+                    id_of(cfg)));
   auto sa = std::make_unique<Sa>();
   sa->cfg = cfg;
   sa->index = uint32_t(sas_.size());
   replay_init(sa->replay, cfg.replay_window, cfg.seq);
   sa->oseq = cfg.oseq;
-  by_id_[key] = sa->index;
+  by_id_.emplace(key, sa->index);
   sas_.push_back(std::move(sa));
   return *sas_.back();
 }
 
+Sa& Sad::update(const SaConfig& cfg) {
+  Sa* sa = find(cfg.spi, cfg.dst, cfg.proto);
+  if (!sa)
+    throw Error(fmt::format("xfrm: state update {}: No such process (no such SA)", id_of(cfg)));
+  if (sa->cfg.encap != cfg.encap)
+    throw Error(
+        fmt::format("xfrm: state update {}: Invalid argument (cannot add or remove encap espinudp)",
+                    id_of(cfg)));
+  sa->cfg.limits = cfg.limits;
+  sa->cfg.encap_sport = cfg.encap_sport, sa->cfg.encap_dport = cfg.encap_dport;
+  sa->cfg.encap_oa = cfg.encap_oa;
+  sa->dying = false;  // the kernel clears km.dying: a new soft limit can fire again
+  return *sa;
+}
+
 Sa* Sad::find(uint32_t spi, const Addr& dst, uint8_t proto) const {
-  auto it = by_id_.find(std::make_tuple(spi, proto, key_of(dst)));
+  if (sas_.size() <= kLinear) {  // a few SAs: a scan beats hashing (no division)
+    for (const auto& sa : sas_) {
+      const SaConfig& c = sa->cfg;
+      if (c.spi == spi && c.proto == proto && c.dst.family == dst.family &&
+          std::memcmp(c.dst.bytes, dst.bytes, 16) == 0)  // unused bytes are 0 on both
+        return sa.get();
+    }
+    return nullptr;
+  }
+  auto it = by_id_.find(Key(spi, proto, dst));
   return it == by_id_.end() ? nullptr : sas_[it->second].get();
 }
 

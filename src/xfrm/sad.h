@@ -3,9 +3,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <cstring>
 #include <memory>
-#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "xfrm/sa.h"
@@ -14,8 +14,15 @@ namespace knod::xfrm {
 
 class Sad {
  public:
-  /// Installs an SA (`ip xfrm state add`). Throws knod::Error when (SPI, dst, proto) exists.
+  /// Installs an SA (`ip xfrm state add`). Throws knod::Error "... File exists" when an SA
+  /// with the same (dst, SPI, proto) is installed (the kernel: EEXIST, xfrm_state_add).
   Sa& add(const SaConfig& cfg);
+  /// `ip xfrm state update`: for the installed SA with cfg's (dst, SPI, proto), takes the new
+  /// lifetime limits and UDP encapsulation ports/address and keeps everything else (keys,
+  /// algorithms, sequence numbers, replay window, counters), as xfrm_state_update does for
+  /// an ESP SA. Throws knod::Error "... No such process" when none is installed (ESRCH) and
+  /// "... Invalid argument" when the update adds or removes encapsulation (EINVAL).
+  Sa& update(const SaConfig& cfg);
   /// Inbound lookup; nullptr when none.
   Sa* find(uint32_t spi, const Addr& dst, uint8_t proto = kProtoEsp) const;
   /// First SA with these outer addresses, proto, mode and (when non-zero) reqid; nullptr if none.
@@ -24,8 +31,30 @@ class Sad {
   Sa& operator[](uint32_t i) const { return *sas_[i]; }
 
  private:
+  /// (SPI, proto, dst): the SA's identity (RFC 4301 §4.4.2.1). No allocation per lookup.
+  struct Key {
+    uint32_t spi = 0;
+    uint8_t proto = 0, family = 0;
+    uint8_t addr[16] = {};
+    Key(uint32_t s, uint8_t p, const Addr& a) : spi(s), proto(p), family(a.family) {
+      std::memcpy(addr, a.bytes, a.len());
+    }
+    bool operator==(const Key& o) const {
+      return spi == o.spi && proto == o.proto && family == o.family &&
+             std::memcmp(addr, o.addr, 16) == 0;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t a, b;
+      std::memcpy(&a, k.addr, 8), std::memcpy(&b, k.addr + 8, 8);
+      uint64_t h = (uint64_t(k.spi) << 16 | uint64_t(k.proto) << 8 | k.family) ^ a * 31 ^ b;
+      return size_t(h * 0x9e3779b97f4a7c15ull >> 17);
+    }
+  };
+  static constexpr size_t kLinear = 8;  ///< up to this many SAs, find() scans
   std::vector<std::unique_ptr<Sa>> sas_;
-  std::map<std::tuple<uint32_t, uint8_t, std::vector<uint8_t>>, uint32_t> by_id_;
+  std::unordered_map<Key, uint32_t, KeyHash> by_id_;
 };
 
 }  // namespace knod::xfrm

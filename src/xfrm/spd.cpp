@@ -1,5 +1,9 @@
 #include "xfrm/spd.h"
 
+#include <cstring>
+
+#include "xfrm/ip.h"
+
 namespace knod::xfrm {
 
 bool selector_match(const Selector& s, const FlowKey& k) {
@@ -8,6 +12,34 @@ bool selector_match(const Selector& s, const FlowKey& k) {
   if (s.sport && s.sport != k.sport) return false;
   if (s.dport && s.dport != k.dport) return false;
   return true;
+}
+
+bool flow_key(const uint8_t* p, uint32_t len, FlowKey& k) {
+  uint32_t h = 0;
+  if (len >= kIpv4Hdr && (p[0] >> 4) == 4) {
+    k.src.family = k.dst.family = 4;
+    std::memcpy(k.src.bytes, p + 12, 4);
+    std::memcpy(k.dst.bytes, p + 16, 4);
+    k.proto = p[9];
+    h = (p[0] & 15) * 4u;
+  } else if (len >= kIpv6Hdr && (p[0] >> 4) == 6) {
+    k.src.family = k.dst.family = 6;
+    std::memcpy(k.src.bytes, p + 8, 16);
+    std::memcpy(k.dst.bytes, p + 24, 16);
+    k.proto = p[6];
+    h = kIpv6Hdr;
+  } else {
+    return false;
+  }
+  if ((k.proto == 6 || k.proto == 17) && len >= h + 4)
+    k.sport = ld16(p + h), k.dport = ld16(p + h + 2);
+  return true;
+}
+
+bool tmpl_match(const Tmpl& t, const SaConfig& sa) {
+  if (t.proto != sa.proto || t.mode != sa.mode) return false;
+  if ((t.spi && t.spi != sa.spi) || (t.reqid && t.reqid != sa.reqid)) return false;
+  return sa.mode != Mode::kTunnel || !t.src.family || t.src == sa.src;
 }
 
 void Spd::add(const Policy& p) {

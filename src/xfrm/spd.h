@@ -40,6 +40,15 @@ struct FlowKey {
 /// True when `k` matches selector `s` (prefixes, proto and ports; 0 = any).
 bool selector_match(const Selector& s, const FlowKey& k);
 
+/// The flow of the IP packet at `ip` (`len` bytes; ports for TCP and UDP). False when it is
+/// not IPv4/IPv6 or shorter than its header.
+bool flow_key(const uint8_t* ip, uint32_t len, FlowKey& k);
+
+/// Inbound: does SA `sa` satisfy template `t`? The kernel's xfrm_state_ok: same proto and
+/// mode, spi and reqid when the template names them, and for tunnel mode the template's
+/// src (when set) equal to the SA's.
+bool tmpl_match(const Tmpl& t, const SaConfig& sa);
+
 class Spd {
  public:
   void add(const Policy& p);

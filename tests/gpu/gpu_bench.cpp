@@ -1,5 +1,5 @@
 // knod_gpu_bench: the pieces of scripts/gpu-check.sh.
-//   run   --device cpu|cuda OBJ PROG PCAP [MAPS.json]   canonical per-packet results and map
+//   run   --device cpu|cuda|gpusim OBJ PROG PCAP [MAPS.json]   canonical per-packet results and map
 //         contents (text), so the CPU and CUDA outputs can be compared with diff(1);
 //   bench OBJ PROG [MAPS.json] [--sizes 1024,...] [--bytes 64,1500] [--iters N]
 //         CUDA throughput (Mpps) and batch latency (p50/p99, us), device-resident and
@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "device/batch.h"
 #include "device/cuda/device.h"
+#include "device/gpu/host_sim.h"
 #include "jit/executor.h"
 #include "loader/object.h"
 #include "xdp/runtime.h"
@@ -204,9 +205,13 @@ int cmd_run(const std::string& dev, const std::string& obj_path, const std::stri
     jo.ctx = jit::CtxKind::kXdp;
     jit::JitExecutor ex(jo);
     for (uint32_t i = 0; i < b.count; ++i) rt.run_packet(ex, b, i, 0);
-  } else {
-    auto d = device::cuda::Device::open(dev);
-    d->load(rt.env(), entry_index(rt), device::cuda::Mode::kXdp);
+  } else {  // a GPU batch device: the whole capture as one batch
+    std::unique_ptr<device::gpu::BatchDevice> d;
+    if (dev == "gpusim")
+      d = std::make_unique<device::gpu::HostSim>();
+    else
+      d = device::cuda::Device::open(dev);
+    d->load(rt.env(), entry_index(rt), device::gpu::Mode::kXdp);
     d->run(b);
   }
   for (uint32_t i = 0; i < b.count; ++i) {
@@ -302,7 +307,7 @@ int main(int argc, char** argv) {
       return cmd_bench(a[1], a[2], maps_json, sizes, bytes, iters);
     }
     fmt::print(stderr,
-               "usage: knod_gpu_bench run --device cpu|cuda[:N] OBJ PROG PCAP [MAPS.json]\n"
+               "usage: knod_gpu_bench run --device cpu|cuda[:N]|gpusim OBJ PROG PCAP [MAPS.json]\n"
                "       knod_gpu_bench bench OBJ PROG [MAPS.json] [--sizes N,..] [--bytes B,..] "
                "[--iters N]\n");
     return 2;

@@ -10,12 +10,13 @@
 #include <fstream>
 
 #include "base/error.h"
-#include "conformance.h"
+#include "conformance/conformance.h"
 #include "device/amdgpu/code_object.h"
 #include "device/cuda/ptx.h"
 #include "device/gpu/codegen.h"
 #include "isa/asm.h"
 #include "jit/lower.h"
+#include "run_command.h"
 
 namespace knod::gpu_test {
 namespace {
@@ -36,13 +37,18 @@ std::unique_ptr<llvm::Module> lowered(const InsnVec& insns, llvm::LLVMContext& c
 class ConformanceCodegen : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
-  ConformanceCase c = load_conformance(GetParam());
-  if (c.insns.empty()) GTEST_SKIP() << "does not assemble: " << c.assemble_error;
+  conformance::ConformanceCase c = conformance::parse_data_file(GetParam());
+  InsnVec insns;
+  try {
+    insns = conformance::case_program(c);
+  } catch (const Error& e) {
+    GTEST_SKIP() << "does not assemble: " << e.what();
+  }
   // Tests whose program the lowering refuses are the JIT's (not the GPU's) business.
   {
     llvm::LLVMContext ctx;
     try {
-      lowered(c.insns, ctx);
+      lowered(insns, ctx);
     } catch (const Error& e) {
       if (c.result) FAIL() << "lowering refused a valid program: " << e.what();
       GTEST_SKIP() << "lowering refuses it (expected error): " << e.what();
@@ -50,7 +56,7 @@ TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
   }
   for (const char* sm : {"sm_90", "sm_80"}) {
     llvm::LLVMContext ctx;
-    auto m = lowered(c.insns, ctx);
+    auto m = lowered(insns, ctx);
     std::string ptx = device::cuda::compile_ptx(*m, sm);
     EXPECT_NE(ptx.find(".entry knod_xdp_batch"), std::string::npos) << sm;
     std::string f = temp_file(c.name + "-" + sm + ".ptx", ptx), out;
@@ -61,7 +67,7 @@ TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
   }
   for (const char* gfx : {"gfx900", "gfx1030"}) {
     llvm::LLVMContext ctx;
-    auto m = lowered(c.insns, ctx);
+    auto m = lowered(insns, ctx);
     std::string co = device::amdgpu::compile_code_object(*m, gfx);
     ASSERT_GE(co.size(), 4u);
     EXPECT_EQ(co.substr(0, 4),
@@ -79,9 +85,9 @@ TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
 }
 
 std::vector<std::string> files() {
-  auto v = conformance_files(std::string(KNOD_SHARED_DIR) + "/conformance/tests");
-  if (v.empty()) v.push_back("missing-conformance-suite");
-  return v;
+  std::string dir = std::string(KNOD_SHARED_DIR) + "/conformance/tests";
+  if (!std::filesystem::is_directory(dir)) return {"missing-conformance-suite"};
+  return conformance::data_files(dir);
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& i) {
@@ -94,7 +100,8 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& i) {
 INSTANTIATE_TEST_SUITE_P(Conformance, ConformanceCodegen, ::testing::ValuesIn(files()), test_name);
 
 TEST(GpuCodegen, ConformanceSuitePresent) {
-  EXPECT_GT(conformance_files(std::string(KNOD_SHARED_DIR) + "/conformance/tests").size(), 100u)
+  EXPECT_GT(conformance::data_files(std::string(KNOD_SHARED_DIR) + "/conformance/tests").size(),
+            100u)
       << "KNOD_SHARED_DIR=" << KNOD_SHARED_DIR;
 }
 

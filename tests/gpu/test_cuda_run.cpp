@@ -1,14 +1,16 @@
-// Conformance programs run on a CUDA GPU (Mode::kRaw: r1 = the test's memory, r2 = its
-// length) must return the suite's `-- result`. Skips without an NVIDIA driver or GPU.
+// The conformance suite on a CUDA GPU: conformance::run_case (the runner every executor uses)
+// with a gpu::BatchExecutor over cuda::Device (Mode::kRaw: r1 = the test's memory, r2 = its
+// length). Skips without an NVIDIA driver or GPU.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "base/error.h"
-#include "conformance.h"
+#include "conformance/conformance.h"
 #include "device/cuda/device.h"
 #include "device/cuda/devices.h"
 #include "device/cuda/driver.h"
+#include "device/gpu/batch_executor.h"
 
 namespace knod::gpu_test {
 namespace {
@@ -24,29 +26,17 @@ class CudaConformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaConformance, MatchesTheSuite) {
   if (std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << "no CUDA driver: " << why;
-  ConformanceCase c = load_conformance(GetParam());
-  if (c.insns.empty() || !c.result) GTEST_SKIP() << "no program or no expected result";
+  conformance::ConformanceCase c = conformance::parse_data_file(GetParam());
   static std::unique_ptr<device::cuda::Device> dev = device::cuda::Device::open("cuda:0");
-  vm::Program prog{c.name, c.insns};
-  vm::Env env;
-  env.programs.push_back(&prog);
-  try {
-    dev->load(env, 0, device::cuda::Mode::kRaw);
-  } catch (const Error& e) {
-    // Conformance helpers (the suite's own helper ids) have no GPU implementation.
-    if (std::string(e.what()).find("not supported on cuda yet") == std::string::npos) throw;
-    GTEST_SKIP() << e.what();
-  }
-  vm::Fault f = vm::Fault::kNone;
-  uint64_t r0 = dev->run_raw(c.mem, &f);
-  EXPECT_EQ(static_cast<int>(f), 0);
-  EXPECT_EQ(r0, *c.result) << std::hex << "r0 0x" << r0 << " expected 0x" << *c.result;
+  device::gpu::BatchExecutor exec(*dev);
+  conformance::CaseOutcome out = conformance::run_case(c, exec);
+  EXPECT_TRUE(out.passed) << c.name << ": " << out.message;
 }
 
 std::vector<std::string> files() {
-  auto v = conformance_files(std::string(KNOD_SHARED_DIR) + "/conformance/tests");
-  if (v.empty()) v.push_back("missing-conformance-suite");
-  return v;
+  std::string dir = std::string(KNOD_SHARED_DIR) + "/conformance/tests";
+  if (!std::filesystem::is_directory(dir)) return {"missing-conformance-suite"};
+  return conformance::data_files(dir);
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& i) {

@@ -12,11 +12,11 @@
 #include <map>
 
 #include "base/error.h"
-#include "conformance.h"
 #include "device/amdgpu/code_object.h"
 #include "device/cuda/ptx.h"
 #include "device/gpu/program.h"
 #include "loader/object.h"
+#include "run_command.h"
 #include "xdp/runtime.h"
 
 namespace knod::gpu_test {

@@ -107,13 +107,46 @@ TEST(MapImage, DevmapSlotsCarryPresence) {
 }
 
 TEST(MapImage, UnsupportedTypeIsAnError) {
-  auto m = maps::create_map("lpm", {BPF_MAP_TYPE_LPM_TRIE, 8, 4, 16, BPF_F_NO_PREALLOC}, 1);
+  auto m = maps::create_map("q", {BPF_MAP_TYPE_QUEUE, 0, 4, 16, 0}, 1);
   try {
     build_map_image(*m);
     FAIL();
   } catch (const std::exception& e) {
-    EXPECT_STREQ(e.what(), "map lpm: type 11 not supported on cuda yet");
+    EXPECT_STREQ(e.what(), "map q: type 22 not supported on cuda yet");
   }
+}
+
+// LPM_TRIE: entries in slots 0.. (scanned by the runtime), written back as the device left them.
+TEST(MapImage, LpmTrieSlotsAndWriteBack) {
+  auto m = maps::create_map("lpm", {BPF_MAP_TYPE_LPM_TRIE, 8, 4, 4, BPF_F_NO_PREALLOC}, 1);
+  uint8_t k24[8] = {24, 0, 0, 0, 10, 1, 2, 0}, k8[8] = {8, 0, 0, 0, 10, 0, 0, 0};
+  uint32_t v1 = 1, v2 = 2;
+  ASSERT_EQ(m->user_update(k24, &v1, BPF_ANY), 0);
+  ASSERT_EQ(m->user_update(k8, &v2, BPF_ANY), 0);
+  auto img = build_map_image(*m);
+  const knod_gpu_map& h = map_header(img);
+  EXPECT_EQ(h.type, uint32_t(BPF_MAP_TYPE_LPM_TRIE));
+  EXPECT_EQ(h.nslots, 4u);
+  EXPECT_EQ(h.count, 2u);
+  auto* state = reinterpret_cast<uint32_t*>(img.data() + h.state_off);
+  EXPECT_EQ(state[0], uint32_t(KNOD_SLOT_FULL));
+  EXPECT_EQ(state[1], uint32_t(KNOD_SLOT_FULL));
+  EXPECT_EQ(state[2], uint32_t(KNOD_SLOT_EMPTY));
+  // The device deletes slot 0 and changes slot 1's value: the host map follows.
+  state[0] = KNOD_SLOT_EMPTY;
+  uint32_t v9 = 9;
+  std::memcpy(img.data() + h.values_off + h.value_stride, &v9, 4);
+  uint8_t kept[8];
+  std::memcpy(kept, img.data() + h.keys_off + h.key_stride, 8);
+  write_back_map_image(*m, img);
+  uint32_t got = 0;
+  EXPECT_EQ(m->user_lookup(kept, &got), 0);
+  EXPECT_EQ(got, 9u);
+  // Only that entry is left (a lookup of the deleted key would still match the other prefix).
+  uint8_t first[8], next[8];
+  ASSERT_EQ(m->get_next_key(nullptr, first), 0);
+  EXPECT_EQ(std::memcmp(first, kept, 8), 0);
+  EXPECT_NE(m->get_next_key(first, next), 0);
 }
 
 }  // namespace

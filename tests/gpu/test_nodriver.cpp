@@ -6,10 +6,10 @@
 #include <cstdlib>
 
 #include "base/error.h"
-#include "conformance.h"
 #include "device/cuda/device.h"
 #include "device/cuda/devices.h"
 #include "device/cuda/driver.h"
+#include "run_command.h"
 
 namespace knod::gpu_test {
 namespace {

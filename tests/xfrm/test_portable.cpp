@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "util.h"
+#include "vectors.h"
 #include "xfrm/crypto/openssl_engine.h"
 #include "xfrm/crypto/portable/poly1305.h"
 #include "xfrm/crypto/portable_engine.h"
@@ -93,43 +94,7 @@ TEST(PortableChaCha20Poly1305, Rfc8439Section282OpenSsl) {
 }
 
 TEST(PortableEsp, Rfc7634AppendixA) {
-  Bytes inner =
-      hex("4500 0054 a6f2 0000 4001 e778 c633 6405 c000 0205 0800 5b7a 3a08 0000 553b ec10"
-          "0007 3627 0809 0a0b 0c0d 0e0f 1011 1213 1415 1617 1819 1a1b 1c1d 1e1f 2021 2223"
-          "2425 2627 2829 2a2b 2c2d 2e2f 3031 3233 3435 3637");
-  Bytes expect_esp =
-      hex("01020304 00000005 1011121314151617"
-          "24039428b97f417e3c13753a4f05087b67c352e6a7fab1b982d466ef407ae5c6"
-          "14ee8099d52844eb61aa95dfab4c02f72aa71e7c4c4f64c9befe2facc638e8f3"
-          "cbec163fac469b502773f6fb94e664da9165b82829f641e0"
-          "76aaa8266b7fb0f7b11b369907e1ad43");
-  Sad sad;
-  sad.add(
-      state("ip xfrm state add src 203.0.113.1 dst 203.0.113.2 proto esp spi 0x01020304 "
-            "mode tunnel aead 'rfc7539esp(chacha20,poly1305)' "
-            "0x808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9fa0a1a2a3 128"));
-  PortableEngine eng;
-  engine_load(eng, sad);
-  TestBatch b({inner});
-  CryptoOp op;
-  ASSERT_EQ(esp_out_prepare(sad[0].cfg, 0, 5, b.frames.data(), b.kStride, b.off[0], b.len[0], op),
-            Drop::kOk);
-  Bytes iv = hex("1011121314151617");
-  std::copy(iv.begin(), iv.end(), op.iv);
-  eng.encrypt(&op, 1);
-  ASSERT_TRUE(op.ok);
-  Bytes pkt = b.packet(0);
-  ASSERT_EQ(pkt.size(), 20 + expect_esp.size());
-  EXPECT_EQ(Bytes(pkt.begin() + 20, pkt.end()), expect_esp);
-  Sad in;
-  in.add(sad[0].cfg);
-  PortableEngine eng_in;
-  engine_load(eng_in, in);
-  TestBatch r({pkt});
-  Counters c;
-  esp_decrypt_batch(in, eng_in, r.b, c);
-  ASSERT_EQ(r.result(0), Drop::kOk);
-  EXPECT_EQ(r.packet(0), inner);
+  rfc7634_appendix_a<PortableEngine>();
 }
 
 TEST(PortableEngine, RejectsNonAead) {

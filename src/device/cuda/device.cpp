@@ -61,7 +61,7 @@ struct Device::Impl {
   CUstream stream[2] = {};
   CUevent ev_start = nullptr, ev_end = nullptr, ev_k0[kChunks] = {}, ev_k1[kChunks] = {};
   Mode mode = Mode::kXdp;
-  uint32_t entry = 0;
+  uint32_t entry = 0, ncpus = 1;
   // maps
   std::vector<maps::MapPtr> maps;
   std::vector<std::vector<uint8_t>> images;
@@ -119,15 +119,23 @@ struct Device::Impl {
     a.insn_budget = 1'000'000;
     a.clock_ns = clock_ns;
     a.seed = seed;
-    a.ncpus = 1;
+    a.ncpus = ncpus;
     a.entry = entry;
     return a;
   }
 
+  // Maps stay in device memory across batches: images[i] is what the device holds
+  // (resident[i]); a map is copied up again only when the host's image differs (the host
+  // changed it, or a HASH map is compacted after device deletes).
+  std::vector<bool> resident;
   void upload_maps() {
+    resident.resize(maps.size(), false);
     for (size_t i = 0; i < maps.size(); ++i) {
-      images[i] = build_map_image(*maps[i]);
+      std::vector<uint8_t> img = build_map_image(*maps[i]);
+      if (resident[i] && img == images[i]) continue;
+      images[i] = std::move(img);
       d->check(d->cuMemcpyHtoD(dmaps[i], images[i].data(), images[i].size()), "cuMemcpyHtoD (map)");
+      resident[i] = true;
     }
   }
   void download_maps() {
@@ -211,14 +219,19 @@ void Device::load(const vm::Env& env, size_t entry, Mode mode) {
   im.entry = uint32_t(entry);
   im.clock_ns = env.clock_ns;
   im.seed = env.seed;
-  // Maps first: programs refer to them by device address.
+  // Maps first: programs refer to them by device address. A previous load's go.
+  for (CUdeviceptr m : im.dmaps) d.cuMemFree(m);
+  if (im.dmap_table) d.cuMemFree(im.dmap_table);
+  im.dmap_table = 0;
   im.maps = env.maps;
   im.images.assign(im.maps.size(), {});
+  im.resident.assign(im.maps.size(), false);
   im.dmaps.assign(im.maps.size(), 0);
   for (size_t i = 0; i < im.maps.size(); ++i) {
     im.images[i] = build_map_image(*im.maps[i]);
     d.check(d.cuMemAlloc(&im.dmaps[i], im.images[i].size()), "cuMemAlloc (map)");
   }
+  im.ncpus = gpu::percpu_slots(im.images);
   if (!im.dmaps.empty()) {
     d.check(d.cuMemAlloc(&im.dmap_table, im.dmaps.size() * sizeof(CUdeviceptr)), "cuMemAlloc");
     d.check(d.cuMemcpyHtoD(im.dmap_table, im.dmaps.data(), im.dmaps.size() * sizeof(CUdeviceptr)),

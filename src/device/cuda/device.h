@@ -13,35 +13,36 @@
 
 #include "device/batch.h"
 #include "device/cuda/devices.h"
+#include "device/gpu/batch_device.h"
 #include "vm/abi.h"
 
 namespace knod::device::cuda {
 
 /// How r1 is set up for the programs (XDP: xdp_md; raw: conformance memory, r2 = length).
-enum class Mode { kXdp, kRaw };
+using Mode = gpu::Mode;
 
 struct Timing {
   double total_ms = 0;   ///< first copy-in to last copy-out (cuEvent)
   double kernel_ms = 0;  ///< sum of kernel times of the chunks
 };
 
-class Device {
+class Device : public gpu::BatchDevice {
  public:
   /// Opens "cuda" or "cuda:N": loads the driver, retains the primary context. Throws
   /// knod::Error "no NVIDIA driver (libcuda.so.1 not found)" or "no CUDA device N (found M)".
   static std::unique_ptr<Device> open(std::string_view spec);
-  ~Device();
+  ~Device() override;
 
   const DeviceInfo& info() const { return info_; }
 
   /// Compiles env.programs for this GPU (program i = tail-call index i) with env.programs[entry]
   /// as the entry, and uploads env.maps. Throws knod::Error for an unsupported helper or map
   /// type ("helper bpf_fib_lookup (69) not supported on cuda yet").
-  void load(const vm::Env& env, size_t entry, Mode mode);
+  void load(const vm::Env& env, size_t entry, Mode mode) override;
 
   /// Runs every packet of `b` (frames, lengths, ifindex in; verdict, redirect, fault, new
   /// offsets out). Host maps are uploaded before and written back after.
-  void run(Batch& b);
+  void run(Batch& b) override;
 
   /// Device-resident run for benchmarks: the batch already in device memory is run again,
   /// without copies or map sync. Needs a previous run() of at least `count` packets.
@@ -49,7 +50,8 @@ class Device {
 
   /// Conformance (Mode::kRaw): runs the program once with r1 = `mem` (copied back), r2 = its
   /// length; returns r0 and the fault (vm::Fault::kNone when it ran to exit).
-  uint64_t run_raw(std::vector<uint8_t>& mem, vm::Fault* fault);
+  uint64_t run_raw(std::vector<uint8_t>& mem, vm::Fault* fault) override;
+  std::string_view name() const override { return "cuda"; }
 
   const Timing& last_timing() const { return timing_; }
 

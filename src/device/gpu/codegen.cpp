@@ -21,6 +21,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/LowerAtomic.h>
 
 #include <mutex>
@@ -58,11 +59,25 @@ void init_targets() {
     LLVMInitializeAMDGPUTarget();
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
   });
 }
 
 const char* triple(const Target& t) {
-  return t.arch == Arch::kNvptx ? "nvptx64-nvidia-cuda" : "amdgcn-amd-amdhsa";
+  switch (t.arch) {
+    case Arch::kNvptx:
+      return "nvptx64-nvidia-cuda";
+    case Arch::kAmdgcn:
+      return "amdgcn-amd-amdhsa";
+    case Arch::kHostSim:
+      break;
+  }
+  return "x86_64-pc-linux-gnu";
+}
+
+std::string cpu_of(const Target& t) {
+  return t.arch == Arch::kHostSim && t.cpu.empty() ? llvm::sys::getHostCPUName().str() : t.cpu;
 }
 
 std::unique_ptr<llvm::TargetMachine> machine(const Target& t) {
@@ -70,19 +85,23 @@ std::unique_ptr<llvm::TargetMachine> machine(const Target& t) {
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple(t), err);
   if (!target) throw Error(fmt::format("LLVM has no {} back end: {}", triple(t), err));
-  const auto& known = t.arch == Arch::kNvptx ? nvptx_targets() : amdgcn_targets();
-  if (std::find(known.begin(), known.end(), t.cpu) == known.end())
-    throw Error(fmt::format("unknown {} target '{}'", t.device, t.cpu));
+  if (t.arch != Arch::kHostSim) {
+    const auto& known = t.arch == Arch::kNvptx ? nvptx_targets() : amdgcn_targets();
+    if (std::find(known.begin(), known.end(), t.cpu) == known.end())
+      throw Error(fmt::format("unknown {} target '{}'", t.device, t.cpu));
+  }
   llvm::TargetOptions opts;
   std::unique_ptr<llvm::TargetMachine> tm(
-      target->createTargetMachine(triple(t), t.cpu, "", opts, llvm::Reloc::PIC_, std::nullopt,
+      target->createTargetMachine(triple(t), cpu_of(t), "", opts, llvm::Reloc::PIC_, std::nullopt,
                                   llvm::CodeGenOptLevel::Aggressive));
   if (!tm) throw Error(fmt::format("cannot create an LLVM target machine for {}", t.cpu));
   return tm;
 }
 
 std::unique_ptr<llvm::Module> load_runtime(llvm::LLVMContext& ctx, Arch arch) {
-  std::string_view bc = arch == Arch::kNvptx ? runtime_nvptx_bc() : runtime_amdgcn_bc();
+  std::string_view bc = arch == Arch::kNvptx    ? runtime_nvptx_bc()
+                        : arch == Arch::kAmdgcn ? runtime_amdgcn_bc()
+                                                : runtime_host_bc();
   auto buf =
       llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(bc.data(), bc.size()), "knod-gpu-rt", false);
   auto m = llvm::parseBitcodeFile(buf->getMemBufferRef(), ctx);
@@ -180,7 +199,7 @@ void add_kernel(llvm::Module& m, const Target& t) {
     md->addOperand(
         llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(k), llvm::MDString::get(c, "kernel"),
                               llvm::ConstantAsMetadata::get(b.getInt32(1))}));
-  } else {
+  } else if (t.arch == Arch::kAmdgcn) {
     k->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
     k->addFnAttr("amdgpu-flat-work-group-size", "1,256");
   }
@@ -232,7 +251,7 @@ void prepare_module(llvm::Module& m, const Target& t, const std::vector<std::str
   for (llvm::Function& f : m) {
     if (f.isDeclaration()) continue;
     if (f.getName() != kKernelName) f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    f.addFnAttr("target-cpu", t.cpu);
+    f.addFnAttr("target-cpu", cpu_of(t));
   }
   for (llvm::GlobalVariable& g : m.globals())
     if (!g.isDeclaration()) g.setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -253,9 +272,13 @@ void prepare_module(llvm::Module& m, const Target& t, const std::vector<std::str
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
   lower_stack_atomics(m);
 
-  // Anything still external (other than intrinsics) cannot be resolved on a GPU.
+  // Anything still external (other than intrinsics) cannot be resolved on a GPU; the host
+  // simulation resolves knod_sim_* (and the mem* calls x86-64 code generation may emit).
+  auto host_symbol = [&](llvm::StringRef n) {
+    return t.arch == Arch::kHostSim && n.starts_with("knod_sim_");
+  };
   for (llvm::Function& f : m)
-    if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty())
+    if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty() && !host_symbol(f.getName()))
       throw Error(fmt::format("{}: unresolved function '{}' in the GPU module", t.device,
                               f.getName().str()));
 }

@@ -15,12 +15,14 @@ class Module;
 
 namespace knod::device::gpu {
 
-enum class Arch { kNvptx, kAmdgcn };
+/// kHostSim: x86-64 code for the host-simulated GPU (host_sim.h); the runtime then calls
+/// knod_sim_global_id / knod_sim_now_ns, which the host defines.
+enum class Arch { kNvptx, kAmdgcn, kHostSim };
 
 struct Target {
   Arch arch = Arch::kNvptx;
-  std::string cpu;     ///< "sm_90", "gfx1030"...
-  std::string device;  ///< for messages: "cuda", "amdgpu"
+  std::string cpu;     ///< "sm_90", "gfx1030"...; kHostSim: "" = the host CPU
+  std::string device;  ///< for messages: "cuda", "amdgpu", "gpusim"
 };
 
 /// Name of the batch kernel in every module knod emits.
@@ -36,7 +38,8 @@ void check_helpers(const llvm::Module& m, std::string_view device);
 /// Throws knod::Error on unsupported helpers, link or verifier failures.
 void prepare_module(llvm::Module& m, const Target& t, const std::vector<std::string>& programs);
 
-/// Emits `m` (after prepare_module) for `t`: PTX text (nvptx) or an ELF object (amdgcn).
+/// Emits `m` (after prepare_module) for `t`: PTX text (nvptx) or an ELF object (amdgcn,
+/// kHostSim).
 std::string emit(llvm::Module& m, const Target& t);
 
 /// Targets knod can compile for: "sm_80", "sm_90" / "gfx900", "gfx1030", "gfx942", "gfx1100".

@@ -37,9 +37,12 @@ extern "C" {
   X(2, ARRAY)                 \
   X(3, PROG_ARRAY)            \
   X(6, PERCPU_ARRAY)          \
+  X(9, LRU_HASH)              \
+  X(11, LPM_TRIE)             \
   X(14, DEVMAP)               \
   X(16, CPUMAP)               \
-  X(17, XSKMAP)
+  X(17, XSKMAP)               \
+  X(25, DEVMAP_HASH)
 
 /* Hash slot states (knod_gpu_map.state_off array, one uint32_t per slot). */
 enum { KNOD_SLOT_EMPTY = 0, KNOD_SLOT_BUSY = 1, KNOD_SLOT_FULL = 2, KNOD_SLOT_DELETED = 3 };
@@ -50,7 +53,9 @@ enum { KNOD_SLOT_EMPTY = 0, KNOD_SLOT_BUSY = 1, KNOD_SLOT_FULL = 2, KNOD_SLOT_DE
  * slots end with an 8-byte presence word, nonzero = entry present). PERCPU_ARRAY:
  * values[max_entries][ncpus]. HASH: open addressing over nslots (power of two >= 2 * max_entries):
  * state[nslots], keys[nslots] (key_stride bytes), values[nslots]; insert claims an EMPTY slot with
- * an atomic compare-and-swap (EMPTY → BUSY), writes key and value, then publishes FULL. */
+ * an atomic compare-and-swap (EMPTY → BUSY), writes key and value, then publishes FULL.
+ * LRU_HASH and DEVMAP_HASH (read-only on the device) use the HASH layout. LPM_TRIE: the same
+ * three arrays with nslots = max_entries, no hashing: lookups scan for the longest prefix. */
 struct knod_gpu_map {
   uint32_t type, key_size, value_size, max_entries;
   uint32_t map_flags;

@@ -1,6 +1,8 @@
 /* The GPU runtime: knod's run-time ABI (jit/runtime/rt.h) for programs running one packet per
  * GPU thread, plus the batch entry. Compiled with clang -O2 -emit-llvm for nvptx64-nvidia-cuda
  * and amdgcn-amd-amdhsa and linked into each lowered program. `run` is a knod_gpu_run.
+ * Also compiled for x86-64: the host-simulated GPU (device/gpu/host_sim.h) runs the same code
+ * lane by lane; its lane number and clock come from the host (knod_sim_*).
  * Semantics follow the kernel: net/core/filter.c (XDP helpers, xdp_md rewriting),
  * kernel/bpf/arraymap.c, hashtab.c (map errors), Documentation/bpf/map_*.rst. */
 #include "device/gpu/gpu_abi.h"
@@ -12,6 +14,7 @@
 #define EEXIST 17
 #define E2BIG 7
 #define EACCES 13
+#define ENOSPC 28
 #define XDP_ABORTED 0
 #define XDP_REDIRECT 4
 #define ETH_HLEN 14
@@ -28,11 +31,31 @@ enum { F_NONE = 0, F_OOB = 1, F_BUDGET = 2, F_BADINSN = 3, F_DEPTH = 4, F_HELPER
 /* device::RedirectKind (device/batch.h). */
 enum { R_IFINDEX = 1, R_CPU = 2, R_XSK = 3 };
 
+/* BPF_MAP_TYPE_* (linux/bpf.h). */
+enum {
+  M_HASH = 1,
+  M_ARRAY = 2,
+  M_PROG_ARRAY = 3,
+  M_PERCPU_ARRAY = 6,
+  M_LRU_HASH = 9,
+  M_LPM_TRIE = 11,
+  M_DEVMAP = 14,
+  M_CPUMAP = 16,
+  M_XSKMAP = 17,
+  M_DEVMAP_HASH = 25
+};
+
 typedef struct knod_gpu_run run_t;
 typedef struct knod_gpu_map map_t;
 
 /* Generated per module by the host (device/gpu/codegen.cpp): calls program `idx`. */
 uint64_t knod_gpu_call_prog(uint32_t idx, run_t* run, uint64_t r1, uint64_t r2);
+
+#if defined(__x86_64__)
+/* Host simulation (device/gpu/host_sim.cpp): the lane being run, the host clock in ns. */
+uint32_t knod_sim_global_id(void);
+uint64_t knod_sim_now_ns(void);
+#endif
 
 RT uint32_t global_id(void) {
 #if defined(__NVPTX__)
@@ -41,8 +64,10 @@ RT uint32_t global_id(void) {
 #elif defined(__AMDGPU__)
   const uint16_t* d = (const uint16_t*)__builtin_amdgcn_dispatch_ptr();
   return __builtin_amdgcn_workgroup_id_x() * d[2] + __builtin_amdgcn_workitem_id_x();
+#elif defined(__x86_64__)
+  return knod_sim_global_id();
 #else
-#error "GPU runtime: nvptx64 or amdgcn only"
+#error "GPU runtime: nvptx64, amdgcn or x86-64 (host simulation) only"
 #endif
 }
 
@@ -50,6 +75,8 @@ RT uint64_t now_ns(const run_t* run) {
   if (run->args->clock_ns) return run->args->clock_ns;
 #if defined(__NVPTX__)
   return __nvvm_read_ptx_sreg_globaltimer();
+#elif defined(__x86_64__)
+  return knod_sim_now_ns();
 #else
   return __builtin_readsteadycounter() * 10; /* 100 MHz constant counter */
 #endif
@@ -268,6 +295,83 @@ RT void copy(uint8_t* d, const uint8_t* s, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) d[i] = s[i];
 }
 
+/* LRU_HASH when full: the first live entry on the new key's probe path is deleted (the
+ * kernel evicts from its per-CPU LRU lists; which entry goes differs, the count is the same). */
+RT int lru_evict(map_t* m, const uint8_t* key) {
+  uint32_t mask = m->nslots - 1, h = key_hash(key, m->key_size);
+  for (uint32_t p = 0; p < m->nslots; ++p) {
+    uint32_t expect = KNOD_SLOT_FULL;
+    if (claim_slot(&map_state(m)[(h + p) & mask], &expect, KNOD_SLOT_DELETED)) return 1;
+  }
+  return 0;
+}
+
+/* ---- LPM_TRIE: entries in slots [0, nslots), scanned for the longest match ---------------
+ * Key: u32 prefixlen, then data bytes compared most significant bit first (kernel
+ * lpm_trie.c extract_bit). Lookups take the longest entry whose prefix covers the key. */
+RT uint32_t lpm_len(const uint8_t* k) {
+  return *(const uint32_t*)k;
+}
+
+RT int lpm_covers(const uint8_t* e, const uint8_t* key) {
+  uint32_t plen = lpm_len(e);
+  if (plen > lpm_len(key)) return 0;
+  for (uint32_t i = 0; i < plen / 8; ++i)
+    if (e[4 + i] != key[4 + i]) return 0;
+  uint32_t rem = plen % 8;
+  return !rem || !((e[4 + plen / 8] ^ key[4 + plen / 8]) & (uint8_t)(0xff << (8 - rem)));
+}
+
+/* Slot of the longest entry covering `key` or, `exact`, of the entry with its prefix; or -1. */
+RT int64_t lpm_find(map_t* m, const uint8_t* key, int exact) {
+  int64_t best = -1;
+  for (uint32_t s = 0; s < m->nslots; ++s) {
+    if (load_state(&map_state(m)[s]) != KNOD_SLOT_FULL) continue;
+    const uint8_t* e = map_keys(m) + (uint64_t)s * m->key_stride;
+    if (!lpm_covers(e, key)) continue;
+    if (exact && lpm_len(e) == lpm_len(key)) return s;
+    if (!exact && (best < 0 || lpm_len(e) > lpm_len(map_keys(m) + best * m->key_stride))) best = s;
+  }
+  return exact ? -1 : best;
+}
+
+RT void copy(uint8_t* d, const uint8_t* s, uint32_t n);
+
+RT long lpm_update(map_t* m, const uint8_t* key, const uint8_t* value, uint64_t flags) {
+  if (lpm_len(key) > (m->key_size - 4) * 8) return -EINVAL;
+  int64_t s = lpm_find(m, key, 1);
+  if (s >= 0) {
+    if (flags == BPF_NOEXIST) return -EEXIST;
+    copy(map_values(m) + (uint64_t)s * m->value_stride, value, m->value_size);
+    return 0;
+  }
+  if (flags == BPF_EXIST) return -ENOENT;
+  if (__atomic_add_fetch(&m->count, 1, __ATOMIC_RELAXED) > m->max_entries) {
+    __atomic_sub_fetch(&m->count, 1, __ATOMIC_RELAXED);
+    return -ENOSPC;
+  }
+  for (uint32_t i = 0; i < m->nslots; ++i) {
+    uint32_t expect = KNOD_SLOT_EMPTY;
+    if (claim_slot(&map_state(m)[i], &expect, KNOD_SLOT_BUSY)) {
+      copy(map_keys(m) + (uint64_t)i * m->key_stride, key, m->key_size);
+      copy(map_values(m) + (uint64_t)i * m->value_stride, value, m->value_size);
+      FENCE_RELEASE();
+      __atomic_store_n(&map_state(m)[i], KNOD_SLOT_FULL, __ATOMIC_RELAXED);
+      return 0;
+    }
+  }
+  __atomic_sub_fetch(&m->count, 1, __ATOMIC_RELAXED);
+  return -ENOSPC;
+}
+
+RT long lpm_delete(map_t* m, const uint8_t* key) {
+  int64_t s = lpm_find(m, key, 1);
+  uint32_t expect = KNOD_SLOT_FULL;
+  if (s < 0 || !claim_slot(&map_state(m)[s], &expect, KNOD_SLOT_EMPTY)) return -ENOENT;
+  __atomic_sub_fetch(&m->count, 1, __ATOMIC_RELAXED);
+  return 0;
+}
+
 RT long hash_update(map_t* m, const uint8_t* key, const uint8_t* value, uint64_t flags) {
   int64_t s = hash_find(m, key);
   if (s >= 0) {
@@ -276,7 +380,8 @@ RT long hash_update(map_t* m, const uint8_t* key, const uint8_t* value, uint64_t
     return 0;
   }
   if (flags == BPF_EXIST) return -ENOENT;
-  if (__atomic_add_fetch(&m->count, 1, __ATOMIC_RELAXED) > m->max_entries) {
+  if (__atomic_add_fetch(&m->count, 1, __ATOMIC_RELAXED) > m->max_entries &&
+      !(m->type == M_LRU_HASH && lru_evict(m, key))) {
     __atomic_sub_fetch(&m->count, 1, __ATOMIC_RELAXED);
     return -E2BIG;
   }
@@ -320,12 +425,14 @@ RT uint64_t map_lookup(run_t* run, uint64_t mp, uint64_t kp) {
       uint64_t slot = m->type == 6 ? (uint64_t)idx * m->ncpus + run->cpu % m->ncpus : idx;
       return (uint64_t)(map_values(m) + slot * m->value_stride);
     }
-    case 1: { /* HASH */
-      int64_t s = hash_find(m, key);
+    case M_HASH:
+    case M_LRU_HASH:
+    case M_LPM_TRIE: {
+      int64_t s = m->type == M_LPM_TRIE ? lpm_find(m, key, 0) : hash_find(m, key);
       return s < 0 ? 0 : (uint64_t)(map_values(m) + (uint64_t)s * m->value_stride);
     }
   }
-  return 0; /* DEVMAP/CPUMAP/XSKMAP/PROG_ARRAY: not for lookups from XDP programs */
+  return 0; /* DEVMAP(_HASH)/CPUMAP/XSKMAP/PROG_ARRAY: not for lookups from XDP programs */
 }
 
 RT uint64_t map_update(run_t* run, uint64_t mp, uint64_t kp, uint64_t vp, uint64_t flags) {
@@ -347,8 +454,11 @@ RT uint64_t map_update(run_t* run, uint64_t mp, uint64_t kp, uint64_t vp, uint64
       copy(map_values(m) + slot * m->value_stride, (const uint8_t*)vp, m->value_size);
       return 0;
     }
-    case 1:
+    case M_HASH:
+    case M_LRU_HASH:
       return (uint64_t)hash_update(m, key, (const uint8_t*)vp, flags);
+    case M_LPM_TRIE:
+      return (uint64_t)lpm_update(m, key, (const uint8_t*)vp, flags);
   }
   return (uint64_t)-EINVAL;
 }
@@ -360,7 +470,8 @@ RT uint64_t map_delete(run_t* run, uint64_t mp, uint64_t kp) {
     run->fault = F_HELPER;
     return 0;
   }
-  if (m->type != 1) return (uint64_t)-EINVAL;
+  if (m->type == M_LPM_TRIE) return (uint64_t)lpm_delete(m, (const uint8_t*)kp);
+  if (m->type != M_HASH && m->type != M_LRU_HASH) return (uint64_t)-EINVAL;
   int64_t s = hash_find(m, (const uint8_t*)kp);
   if (s < 0) return (uint64_t)-ENOENT;
   uint32_t expect = KNOD_SLOT_FULL;
@@ -420,7 +531,10 @@ RT uint64_t redirect(run_t* run, uint64_t ifindex, uint64_t flags) {
 RT uint64_t redirect_map(run_t* run, uint64_t mp, uint64_t key, uint64_t flags) {
   map_t* m = map_arg(run, mp);
   if (!m) return 0;
-  uint32_t kind = m->type == 14 ? R_IFINDEX : m->type == 16 ? R_CPU : m->type == 17 ? R_XSK : 0;
+  uint32_t kind = m->type == M_DEVMAP || m->type == M_DEVMAP_HASH ? R_IFINDEX
+                  : m->type == M_CPUMAP                           ? R_CPU
+                  : m->type == M_XSKMAP                           ? R_XSK
+                                                                  : 0;
   if (!kind) {
     run->fault = F_HELPER; /* verifier: map type not allowed for redirect_map */
     return 0;
@@ -432,8 +546,16 @@ RT uint64_t redirect_map(run_t* run, uint64_t mp, uint64_t key, uint64_t flags) 
     return 0;
   }
   uint32_t k = (uint32_t)key;
-  const uint8_t* slot = k < m->max_entries ? map_values(m) + (uint64_t)k * m->value_stride : 0;
-  if (!slot || !*(const uint32_t*)(slot + m->value_stride - 8)) {
+  const uint8_t* slot = 0;
+  if (m->type == M_DEVMAP_HASH) { /* hash layout: a FULL slot is a present entry */
+    int64_t s = hash_find(m, (const uint8_t*)&k);
+    slot = s < 0 ? 0 : map_values(m) + (uint64_t)s * m->value_stride;
+  } else if (k < m->max_entries &&
+             *(const uint32_t*)(map_values(m) + (uint64_t)k * m->value_stride + m->value_stride -
+                                8)) {
+    slot = map_values(m) + (uint64_t)k * m->value_stride;
+  }
+  if (!slot) {
     run->redirect = 0;
     return flags & 3; /* lookup failed: the action in the low bits */
   }
@@ -502,6 +624,13 @@ EXPORT uint64_t knod_rt_helper(run_t* run, int32_t id, uint64_t r1, uint64_t r2,
       r0 = map_delete(run, r1, r2);
       break;
     case 5:
+      if (run->args->mode == KNOD_GPU_MODE_RAW) { /* the conformance plugin's "unwind" */
+        if (r1 == 0) run->exit_now = 1;
+        r0 = r1;
+        break;
+      }
+      r0 = now_ns(run);
+      break;
     case 125:
     case 160:
       r0 = now_ns(run);
@@ -577,7 +706,7 @@ EXPORT void knod_gpu_entry(const struct knod_gpu_args* a) {
   } else {
     uint64_t r1, r2 = 0;
     if (a->mode == KNOD_GPU_MODE_RAW) {
-      r1 = pkt_data(&run);
+      r1 = run.data_len ? pkt_data(&run) : 0; /* no memory: r1 = 0, as the CPU runner */
       r2 = run.data_len;
     } else {
       r1 = (uint64_t)run.md;

@@ -11,4 +11,5 @@
 namespace knod::device::gpu {
 std::string_view runtime_nvptx_bc();   ///< nvptx64-nvidia-cuda
 std::string_view runtime_amdgcn_bc();  ///< amdgcn-amd-amdhsa (no -mcpu: set per module)
+std::string_view runtime_host_bc();    ///< x86_64-pc-linux-gnu (host-simulated GPU)
 }  // namespace knod::device::gpu

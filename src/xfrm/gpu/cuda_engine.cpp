@@ -147,11 +147,12 @@ void CudaEngine::esp_encrypt(Sad& sad, PacketBatch& b, Counters& stats) {
     Sa& sa = sad[b.sa[i]];
     uint64_t pk = sa.out_packets.fetch_add(1);
     uint64_t by = sa.out_bytes.fetch_add(b.data_len[i]);
-    const Limits& l = sa.cfg.limits;
-    if ((l.packet_hard && pk >= l.packet_hard) || (l.byte_hard && by >= l.byte_hard)) {
+    bool soft;
+    if (!lifetime_admit(sa, pk, by, soft)) {
       b.drop[i] = uint8_t(Drop::kLimit);
       continue;
     }
+    stats.soft_expires += soft;
     uint64_t seq = sa.oseq.fetch_add(1) + 1;
     if ((!sa.cfg.esn() && seq > 0xffffffffull) || seq == 0) {
       b.drop[i] = uint8_t(Drop::kSeqOverflow);

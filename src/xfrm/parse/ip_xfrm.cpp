@@ -342,9 +342,11 @@ void parse_line(std::string_view line, XfrmConfig& out) {
   std::string verb = cur.next(obj.c_str());
   if (verb != "add" && verb != "update")
     throw Error(fmt::format("xfrm: unsupported command '{} {}'", obj, verb));
-  if (obj == "state")
+  if (obj == "state") {
     out.states.push_back(parse_state(cur));
-  else if (obj == "policy")
+    out.state_update.resize(out.states.size() - 1);
+    out.state_update.push_back(verb == "update");
+  } else if (obj == "policy")
     out.policies.push_back(parse_policy(cur));
   else
     throw Error(fmt::format("xfrm: unsupported object '{}'", obj));
@@ -365,7 +367,12 @@ XfrmConfig parse_text(std::string_view text, std::string_view name) {
     }
     acc += line;
     try {
+      size_t before = out.states.size();
       parse_line(acc, out);
+      if (out.states.size() > before) {
+        out.state_where.resize(before);
+        out.state_where.push_back(fmt::format("{}:{}", name, first));
+      }
     } catch (const Error& e) {
       throw Error(fmt::format("{}:{}: {}", name, first, e.what()));
     }

@@ -15,6 +15,11 @@ namespace knod::xfrm {
 struct XfrmConfig {
   std::vector<SaConfig> states;
   std::vector<Policy> policies;
+  /// state_update[i]: states[i] came from `ip xfrm state update` (else `state add`); may be
+  /// shorter than `states` (missing: add).
+  std::vector<uint8_t> state_update;
+  /// state_where[i]: "FILE:LINE" of states[i] when parse_text read it; may be shorter.
+  std::vector<std::string> state_where;
 };
 
 /// Parses one line into `out` (appends a state or a policy; blank/comment lines add nothing).

@@ -1,19 +1,20 @@
 // Device map images (see map_image.h); the layout and probing match device/gpu/runtime.c.
-#include "device/cuda/map_image.h"
+#include "device/gpu/map_image.h"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
 
 #include "base/error.h"
 
-namespace knod::device::cuda {
+namespace knod::device::gpu {
 namespace {
 
-constexpr uint32_t kHash = 1, kArray = 2, kProgArray = 3, kPercpuArray = 6, kDevmap = 14,
-                   kCpumap = 16, kXskmap = 17;
+constexpr uint32_t kHash = 1, kArray = 2, kProgArray = 3, kPercpuArray = 6, kLruHash = 9,
+                   kLpmTrie = 11, kDevmap = 14, kCpumap = 16, kXskmap = 17, kDevmapHash = 25;
 
 uint64_t round8(uint64_t v) {
   return (v + 7) & ~uint64_t(7);
@@ -30,7 +31,7 @@ uint32_t gpu_key_hash(const uint8_t* k, uint32_t n) {
   return h;
 }
 
-std::vector<uint8_t> build_map_image(maps::Map& m) {
+std::vector<uint8_t> build_map_image(maps::Map& m, std::string_view device) {
   const maps::MapDef& def = m.def();
   knod_gpu_map h{};
   h.type = def.type;
@@ -57,9 +58,16 @@ std::vector<uint8_t> build_map_image(maps::Map& m) {
       std::memcpy(img.data() + h.values_off, pools[0].base, pools[0].bytes);
       break;
     }
-    case kHash: {
+    case kHash:
+    case kLruHash:
+    case kDevmapHash:
+    case kLpmTrie: {
+      const bool lpm = def.type == kLpmTrie;  // slots scanned in order, no hashing
       uint32_t n = 1;
-      while (n < 2 * def.max_entries) n <<= 1;
+      if (lpm)
+        n = std::max<uint32_t>(def.max_entries, 1);
+      else
+        while (n < 2 * def.max_entries) n <<= 1;
       h.nslots = n;
       h.state_off = header_bytes();
       h.keys_off = h.state_off + round8(4ull * n);
@@ -73,8 +81,9 @@ std::vector<uint8_t> build_map_image(maps::Map& m) {
         key = next;
         prev = key.data();
         if (m.user_lookup(key.data(), val.data()) != 0) continue;
-        uint32_t s = gpu_key_hash(key.data(), def.key_size) & (n - 1);
+        uint32_t s = lpm ? h.count : gpu_key_hash(key.data(), def.key_size) & (n - 1);
         auto* state = reinterpret_cast<uint32_t*>(img.data() + h.state_off);
+        if (lpm && s >= n) break;
         while (state[s] != KNOD_SLOT_EMPTY) s = (s + 1) & (n - 1);
         state[s] = KNOD_SLOT_FULL;
         std::memcpy(img.data() + h.keys_off + uint64_t(s) * h.key_stride, key.data(), def.key_size);
@@ -111,10 +120,18 @@ std::vector<uint8_t> build_map_image(maps::Map& m) {
       break;
     }
     default:
-      throw Error(fmt::format("map {}: type {} not supported on cuda yet", m.name(), def.type));
+      throw Error(
+          fmt::format("map {}: type {} not supported on {} yet", m.name(), def.type, device));
   }
   std::memcpy(img.data(), &h, sizeof h);
   return img;
+}
+
+uint32_t percpu_slots(const std::vector<std::vector<uint8_t>>& images) {
+  uint32_t n = 1;
+  for (const auto& img : images)
+    if (map_header(img).type == kPercpuArray) n = std::max(n, map_header(img).ncpus);
+  return n;
 }
 
 void write_back_map_image(maps::Map& m, const std::vector<uint8_t>& image) {
@@ -125,7 +142,7 @@ void write_back_map_image(maps::Map& m, const std::vector<uint8_t>& image) {
                 std::min<uint64_t>(pools[0].bytes, h.values_bytes));
     return;
   }
-  if (h.type != kHash) return;
+  if (h.type != kHash && h.type != kLruHash && h.type != kLpmTrie) return;
   // Device entries (FULL slots) replace the host's: delete what the device deleted, then
   // update every live entry.
   auto* state = reinterpret_cast<const uint32_t*>(image.data() + h.state_off);
@@ -151,4 +168,4 @@ void write_back_map_image(maps::Map& m, const std::vector<uint8_t>& image) {
                     image.data() + h.values_off + uint64_t(s) * h.value_stride, 0 /* BPF_ANY */);
 }
 
-}  // namespace knod::device::cuda
+}  // namespace knod::device::gpu

@@ -1,0 +1,187 @@
+// The `knod` binary on IPsec: `bench --xfrm` (table shape, errors), `xfrm -f` (duplicate
+// `state add` fails like the kernel), `ipsec --stats` (kernel counter names, lifetimes).
+// Bad input: one `knod: ...` line on stderr and exit status 1 (tests/cli/README.md).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "cli_test.h"
+
+namespace knod::cli_test {
+namespace {
+
+const std::string kEx = KNOD_XFRM_EXAMPLES;
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+const std::regex kRow(
+    R"(^0x([0-9a-f]{8}) +(\S+) +(enc|dec) +(\S+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+)%$)");
+
+TEST(XfrmBenchCli, TableHasOneRowPerSaDirAndSize) {
+  Result r = knod("bench --xfrm " + kEx + "/bench.conf --packets 12 --sizes 64,1420,imix");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  auto ls = lines(r.out);
+  size_t head = 0;
+  while (head < ls.size() && ls[head].rfind("spi ", 0) != 0) ++head;
+  ASSERT_LT(head, ls.size()) << r.out;
+  EXPECT_TRUE(std::regex_search(ls[head], std::regex(R"(^spi +alg +dir +size +knod Mpps +knod )"
+                                                     R"(Gbps +raw Gbps +knod/raw$)")))
+      << ls[head];
+  EXPECT_NE(r.out.find("Gbps = plaintext IP packet bytes"), std::string::npos);
+  EXPECT_NE(r.out.find("imix = 64/576/1500 B at 7:4:1"), std::string::npos);
+  const char* algs[] = {"AES-128-GCM", "AES-256-GCM", "ChaCha20-Poly1305"};
+  const char* spis[] = {"00001001", "00001002", "00001003"};
+  const char* sizes[] = {"64", "1420", "imix"};
+  size_t row = head + 1;
+  for (int a = 0; a < 3; ++a)
+    for (const char* size : sizes)
+      for (const char* dir : {"enc", "dec"}) {
+        ASSERT_LT(row, ls.size());
+        std::smatch m;
+        ASSERT_TRUE(std::regex_match(ls[row], m, kRow)) << ls[row];
+        EXPECT_EQ(m[1], spis[a]);
+        EXPECT_EQ(m[2], algs[a]);
+        EXPECT_EQ(m[3], dir);
+        EXPECT_EQ(m[4], size);
+        double mpps = std::stod(m[5]), gbps = std::stod(m[6]), raw = std::stod(m[7]);
+        double pct = std::stod(m[8]);
+        EXPECT_GT(mpps, 0);
+        EXPECT_GT(raw, 0);
+        EXPECT_NEAR(pct, 100 * gbps / raw, 0.1 + 0.01 * pct);  // both columns rounded
+        if (std::string(size) != "imix") {  // Gbps counts the plaintext bytes of each packet
+          EXPECT_NEAR(gbps, mpps * std::stod(size) * 8 / 1000, 0.01 + 0.005 * gbps) << ls[row];
+        }
+        ++row;
+      }
+  ASSERT_EQ(row + 1, ls.size()) << r.out;
+  EXPECT_TRUE(std::regex_match(
+      ls[row],
+      std::regex(R"(^min knod/raw at 1420 B: [0-9.]+% \(0x0000100[123] \S+ (enc|dec)\)$)")))
+      << ls[row];
+}
+
+TEST(XfrmBenchCli, SkipsNonAeadSas) {
+  Result r = knod("bench --xfrm " + kEx + "/all_algorithms.conf --packets 4 --sizes 512");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> rows, skipped;
+  for (auto& l : lines(r.out)) {
+    std::smatch m;
+    if (std::regex_match(l, m, kRow)) rows.push_back(std::string(m[1]) + " " + std::string(m[2]));
+    if (l.rfind("# skipped spi ", 0) == 0) skipped.push_back(l.substr(14, 10));
+  }
+  // 0x100 AES-128-GCM (96-bit ICV), 0x101 AES-256-GCM (36-byte keymat), 0x103 ChaCha20-Poly1305:
+  // enc + dec.
+  EXPECT_EQ(rows,
+            (std::vector<std::string>{"00000100 AES-128-GCM", "00000100 AES-128-GCM",
+                                      "00000101 AES-256-GCM", "00000101 AES-256-GCM",
+                                      "00000103 ChaCha20-Poly1305", "00000103 ChaCha20-Poly1305"}));
+  EXPECT_EQ(skipped, (std::vector<std::string>{"0x00000102", "0x00000104", "0x00000105",
+                                               "0x00000106", "0x00000107", "0x00000108"}));
+  EXPECT_NE(r.out.find("min knod/raw at 512 B: "), std::string::npos);
+}
+
+TEST(XfrmBenchCli, BadInputIsOneLine) {
+  struct Case {
+    std::string args, want;
+  } cases[] = {
+      {"bench --xfrm /nonexistent/x.conf", "knod: xfrm: cannot read '/nonexistent/x.conf'"},
+      {"bench --xfrm " + kEx + "/nat_t.conf",
+       "knod: bench: " + kEx +
+           "/nat_t.conf: no AEAD SA to measure (want aead rfc4106(gcm(aes)) or "
+           "rfc7539esp(chacha20,poly1305))"},
+      {"bench --xfrm " + kEx + "/bench.conf --sizes 64,huge",
+       "knod: bench: --sizes 'huge': want IP packet sizes 48..1800 or imix"},
+  };
+  for (auto& c : cases) {
+    Result r = knod(c.args);
+    EXPECT_EQ(r.rc, 1) << c.args;
+    EXPECT_EQ(r.err_lines(), std::vector<std::string>{c.want}) << c.args;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+}
+
+const std::string kGcm =
+    "proto esp spi 0x10 reqid 1 mode tunnel aead 'rfc4106(gcm(aes))' "
+    "0x000102030405060708090a0b0c0d0e0f10111213 128";
+
+TEST(XfrmCli, DuplicateStateAddIsFileExists) {
+  std::string d = temp_dir();
+  write_file(d + "/dup.conf", "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                                  "\nip xfrm state add src 192.0.2.9 dst 192.0.2.2 " + kGcm + "\n");
+  Result r = knod("xfrm -f " + d + "/dup.conf");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err_lines(),
+            std::vector<std::string>{"knod: " + d +
+                                     "/dup.conf:2: xfrm: state add src 192.0.2.9 dst 192.0.2.2 "
+                                     "proto esp spi 0x00000010: File exists (an SA with this dst, "
+                                     "spi and proto is installed; use `state update`)"});
+  // `state update` of it is accepted; of a missing SA it is ESRCH.
+  write_file(d + "/upd.conf", "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                                  "\nip xfrm state update src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                                  " limit packet-hard 5\n");
+  r = knod("xfrm -f " + d + "/upd.conf");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  write_file(d + "/miss.conf", "ip xfrm state update src 192.0.2.1 dst 192.0.2.2 " + kGcm + "\n");
+  r = knod("xfrm -f " + d + "/miss.conf");
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("miss.conf:1: xfrm: state update "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("No such process"), std::string::npos) << r.err;
+}
+
+/// Ethernet + IPv4 frame of `size` bytes from udp_frame, with addresses and protocol set.
+std::string frame(size_t size, const uint8_t src[4], const uint8_t dst[4], uint8_t proto = 17) {
+  std::string f = udp_frame(size);
+  for (int i = 0; i < 4; ++i) f[26 + i] = char(src[i]), f[30 + i] = char(dst[i]);
+  f[23] = char(proto);
+  return f;
+}
+
+TEST(XfrmCli, IpsecStatsUseKernelCounterNames) {
+  std::string d = temp_dir();
+  const uint8_t a[4] = {10, 1, 0, 5}, b[4] = {10, 2, 0, 9}, x[4] = {10, 9, 0, 1};
+  const uint8_t g1[4] = {192, 0, 2, 1}, g2[4] = {192, 0, 2, 2};
+  write_file(d + "/sa.conf",
+             "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                 " limit packet-soft 1 limit packet-hard 2\n"
+                 "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 "
+                 "dst 192.0.2.2 proto esp reqid 1 mode tunnel\n");
+  // Outbound: 3 packets the policy covers (soft expire on the 2nd, hard on the 3rd), 1 not.
+  write_file(d + "/out.pcap",
+             pcap_bytes(1, {frame(80, a, b), frame(80, a, b), frame(80, a, b), frame(80, x, b)}));
+  Result r = knod("ipsec --xfrm " + d + "/sa.conf -r " + d + "/out.pcap --dir out --stats " + d +
+                  "/out.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(read_file(d + "/out.json"));
+  EXPECT_EQ(j["total"]["packets"], 2);
+  EXPECT_EQ(j["total"]["soft_expires"], 1);
+  EXPECT_EQ(j["total"]["passed"]["no-policy"], 1);
+  EXPECT_FALSE(j["total"]["drops"].contains("no-policy"));
+  EXPECT_EQ(j["total"]["drops"]["expired"], 1);
+  EXPECT_EQ(j["total"]["xfrm_stat"]["XfrmOutStateExpired"], 1);
+  EXPECT_EQ(j["total"]["xfrm_stat"]["XfrmOutNoStates"], 0);
+  EXPECT_EQ(j["sas"][0]["soft_expires"], 1);
+  EXPECT_EQ(j["sas"][0]["expired"], true);
+  EXPECT_NE(r.out.find("XfrmOutStateExpired"), std::string::npos) << r.out;
+  // Inbound: an ESP packet for an unknown SPI, a non-ESP packet (passed on).
+  write_file(d + "/in.pcap", pcap_bytes(1, {frame(80, g1, g2, 50), frame(80, a, b)}));
+  r = knod("ipsec --xfrm " + d + "/sa.conf -r " + d + "/in.pcap --dir in --stats " + d +
+           "/in.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  j = nlohmann::json::parse(read_file(d + "/in.json"));
+  EXPECT_EQ(j["total"]["xfrm_stat"]["XfrmInNoStates"], 1);
+  EXPECT_EQ(j["total"]["drops"]["unknown-spi"], 1);
+  EXPECT_EQ(j["total"]["passed"]["not-esp"], 1);
+  EXPECT_EQ(j["total"]["xfrm_stat"]["XfrmInStateSeqError"], 0);
+}
+
+}  // namespace
+}  // namespace knod::cli_test

@@ -5,7 +5,7 @@
 // kCallDepth. After any call the program returns at once when the run stopped (fault, exit_now,
 // tail call). bpf_map_lookup_elem on an ARRAY / PERCPU_ARRAY map whose storage the lowering
 // knows (MapDesc::values, host JIT only) is inlined as the kernel's array_map_gen_lookup does:
-// index < max_entries ? values + (index * ncpus + cpu) * stride : NULL.
+// index < max_entries ? values + (cpu * max_entries + index) * stride : NULL.
 #include <llvm/IR/MDBuilder.h>
 
 #include "jit/lower_impl.h"
@@ -76,7 +76,7 @@ void Lowerer::lower_array_lookup(const AccessInfo& a) {
         "knod_rt_cpu", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, false));
     Value* cpu = b_.CreateZExt(b_.CreateCall(cpu_fn, {run_}), i64);
     ok = b_.CreateAnd(ok, b_.CreateICmpULT(cpu, c64(d.ncpus)));
-    elem = b_.CreateAdd(b_.CreateMul(idx, c64(d.ncpus)), cpu);
+    elem = b_.CreateAdd(b_.CreateMul(cpu, c64(d.max_entries)), idx);
   }
   Value* ptr = b_.CreateAdd(c64(d.values), b_.CreateMul(elem, c64(d.stride)));
   set(0, b_.CreateSelect(ok, ptr, c64(0)));

@@ -31,7 +31,7 @@ ArrayMap::ArrayMap(std::string name, MapDef def, uint32_t ncpus)
 
 uint8_t* ArrayMap::at(uint32_t index, uint32_t cpu) {
   if (index >= def().max_entries || cpu >= ncpus_) return nullptr;
-  return pool_.data() + (size_t(index) * ncpus_ + cpu) * stride_;
+  return pool_.data() + (size_t(cpu) * def().max_entries + index) * stride_;
 }
 
 void* ArrayMap::lookup(const void* key, uint32_t cpu) {
@@ -72,7 +72,8 @@ long ArrayMap::user_lookup(const void* key, void* value) {
   if (!percpu_) {
     std::memcpy(value, at(i), def().value_size);
   } else {
-    std::memcpy(value, at(i, 0), size_t(ncpus_) * stride_);
+    for (uint32_t c = 0; c < ncpus_; ++c)  // value_size rounded up to 8 per CPU, as the kernel
+      std::memcpy(static_cast<uint8_t*>(value) + size_t(c) * stride_, at(i, c), stride_);
   }
   return 0;
 }
@@ -84,7 +85,8 @@ long ArrayMap::user_update(const void* key, const void* value, uint64_t flags) {
     std::memcpy(at(i), value, def().value_size);
   } else {
     // bpf_percpu_array_update() copies round_up(value_size, 8) per CPU, padding included.
-    std::memcpy(at(i, 0), value, size_t(ncpus_) * stride_);
+    for (uint32_t c = 0; c < ncpus_; ++c)
+      std::memcpy(at(i, c), static_cast<const uint8_t*>(value) + size_t(c) * stride_, stride_);
   }
   return 0;
 }

@@ -1,6 +1,8 @@
 // BPF_MAP_TYPE_ARRAY and BPF_MAP_TYPE_PERCPU_ARRAY (kernel/bpf/arraymap.c).
 // Storage: one flat, zero-initialised pool of max_entries * ncpus * round_up(value_size, 8)
-// bytes; element i of CPU c is at (i * ncpus + c) * stride. Nothing is ever freed.
+// bytes; element i of CPU c is at (c * max_entries + i) * stride: each CPU's values are
+// contiguous, as the kernel's per-CPU areas, so that workers counting into the same element
+// do not share cache lines. Nothing is ever freed.
 #pragma once
 
 #include <vector>
@@ -29,7 +31,7 @@ class ArrayMap : public Map {
   /// Value of element `index` for `cpu` (nullptr when out of range); for loaders' init data.
   uint8_t* at(uint32_t index, uint32_t cpu = 0);
   /// Storage layout, for executors that inline lookups: element i of CPU c is at
-  /// values() + (i * ncpus() + c) * stride().
+  /// values() + (c * max_entries + i) * stride().
   uint8_t* values() { return pool_.data(); }
   uint32_t ncpus() const { return ncpus_; }
   uint32_t stride() const { return stride_; }

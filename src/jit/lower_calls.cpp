@@ -12,6 +12,8 @@
 
 namespace knod::jit {
 
+constexpr int32_t kTailCallHelper = 12;  // BPF_FUNC_tail_call: the one helper that sets tail_target
+
 using llvm::BasicBlock;
 using llvm::Value;
 
@@ -47,6 +49,7 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
     set(0, r0);
+    if (i.imm != kTailCallHelper) return return_if_stopped(r0);  // only bpf_tail_call jumps
     return after_helper(r0);
   }
   if (i.src_reg != BPF_PSEUDO_CALL) return emit_fault(vm::Fault::kBadInsn, pc);  // kfuncs

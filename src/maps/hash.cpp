@@ -114,8 +114,7 @@ uint32_t HashMap::evict() {
 
 void* HashMap::lookup(const void* key, uint32_t cpu) {
   uint32_t h = table_.hash(key), b = table_.bucket(h);
-  Guard g(lru_ ? &map_lock_ : nullptr, &table_.lock(b));
-  uint32_t e = table_.find(b, h, key);
+  uint32_t e = table_.find(b, h, key);  // lock-free, as the kernel's RCU lookup
   if (e == kNil) return nullptr;
   if (lru_) ref_[e].store(1, std::memory_order_relaxed);
   uint8_t* v = table_.value_at(e);

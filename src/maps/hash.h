@@ -12,7 +12,8 @@
 // per-CPU local free lists and active/inactive lists and evicts in batches, so *which* key is
 // evicted can differ; what holds in both: the map never exceeds max_entries, the inserted key
 // is present, and recently used keys survive over cold ones. NO_COMMON_LRU is accepted and
-// treated as a common LRU. Concurrency: bucket spinlocks; LRU maps additionally take one
+// treated as a common LRU. Concurrency: lookups take no lock (HashTable::find); updates
+// and deletes take bucket spinlocks, LRU maps additionally one
 // map-wide spinlock per operation (eviction touches several buckets).
 #pragma once
 

@@ -1,7 +1,10 @@
 #include "maps/hash_table.h"
 
+#include <atomic>
 #include <bit>
 #include <cstring>
+
+#include "base/error.h"
 
 namespace knod::maps {
 
@@ -11,7 +14,7 @@ HashTable::HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entri
       max_entries_(max_entries),
       n_buckets_(std::bit_ceil(max_entries)),
       fn_(fn),
-      head_(n_buckets_, kNil),
+      head_(n_buckets_),
       next_(max_entries, kNil),
       prev_(max_entries, kNil),
       hash_(max_entries, 0),
@@ -20,33 +23,49 @@ HashTable::HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entri
       free_(max_entries),
       nfree_(max_entries),
       locks_(new SpinLock[n_buckets_]) {
+  if (max_entries >= kNulls) throw Error("hash table: max_entries must be below 2^31");
+  for (uint32_t b = 0; b < n_buckets_; ++b) head_[b] = kNulls | b;
   // Pop order 0, 1, 2...: free_ is a stack, so fill it reversed.
   for (uint32_t i = 0; i < max_entries; ++i) free_[i] = max_entries - 1 - i;
 }
 
+namespace {
+uint32_t load(const uint32_t& x) {
+  return std::atomic_ref<const uint32_t>(x).load(std::memory_order_acquire);
+}
+void publish(uint32_t& x, uint32_t v) {
+  std::atomic_ref<uint32_t>(x).store(v, std::memory_order_release);
+}
+}  // namespace
+
 uint32_t HashTable::find(uint32_t b, uint32_t hash, const void* key) const {
-  for (uint32_t e = head_[b]; e != kNil; e = next_[e])
-    if (hash_[e] == hash && std::memcmp(keys_.data() + size_t(e) * key_size_, key, key_size_) == 0)
-      return e;
-  return kNil;
+  for (;;) {
+    uint32_t e = load(head_[b]);
+    for (; !is_end(e); e = load(next_[e]))
+      if (std::atomic_ref<const uint32_t>(hash_[e]).load(std::memory_order_relaxed) == hash &&
+          std::memcmp(keys_.data() + size_t(e) * key_size_, key, key_size_) == 0)
+        return e;
+    if (e == (kNulls | b)) return kNil;  // else: moved to another list mid-walk, start over
+  }
 }
 
 void HashTable::link_head(uint32_t b, uint32_t e, uint32_t hash) {
-  hash_[e] = hash;
+  std::atomic_ref<uint32_t>(hash_[e]).store(hash, std::memory_order_relaxed);
   prev_[e] = kNil;
-  next_[e] = head_[b];
-  if (head_[b] != kNil) prev_[head_[b]] = e;
-  head_[b] = e;
+  std::atomic_ref<uint32_t>(next_[e]).store(head_[b], std::memory_order_relaxed);
+  if (!is_end(head_[b])) prev_[head_[b]] = e;
+  publish(head_[b], e);  // key, value and next_ written before readers can reach e
 }
 
 void HashTable::unlink(uint32_t b, uint32_t e) {
+  // next_[e] stays: a reader standing on e still reaches the rest of the list.
   if (prev_[e] != kNil) {
-    next_[prev_[e]] = next_[e];
+    publish(next_[prev_[e]], next_[e]);
   } else {
-    head_[b] = next_[e];
+    publish(head_[b], next_[e]);
   }
-  if (next_[e] != kNil) prev_[next_[e]] = prev_[e];
-  next_[e] = prev_[e] = kNil;
+  if (!is_end(next_[e])) prev_[next_[e]] = prev_[e];
+  prev_[e] = kNil;
 }
 
 uint32_t HashTable::alloc() {
@@ -81,7 +100,7 @@ long HashTable::get_next_key(const void* key, void* next_key) {
     uint32_t e = find(b, h, key);
     if (e != kNil) {
       uint32_t n = next_[e];
-      if (n != kNil) {
+      if (!is_end(n)) {
         std::memcpy(next_key, key_at(n), key_size_);
         locks_[b].unlock();
         return 0;
@@ -93,9 +112,9 @@ long HashTable::get_next_key(const void* key, void* next_key) {
   for (; i < n_buckets_; ++i) {
     locks_[i].lock();
     uint32_t e = head_[i];
-    if (e != kNil) std::memcpy(next_key, key_at(e), key_size_);
+    if (!is_end(e)) std::memcpy(next_key, key_at(e), key_size_);
     locks_[i].unlock();
-    if (e != kNil) return 0;
+    if (!is_end(e)) return 0;
   }
   return -ENOENT;
 }

@@ -5,8 +5,11 @@
 //
 // Memory: keys, values, list links and the free list are separate flat arrays sized at
 // creation; nothing is allocated after the constructor. Concurrency: one spinlock per bucket
-// guards its list (the kernel's bucket lock); the free list has its own lock, always taken
-// after a bucket lock. Callers hold lock(b) around find/link/unlink of bucket b.
+// guards changes to its list (the kernel's bucket lock); the free list has its own lock,
+// always taken after a bucket lock. Lookups take no lock (the kernel's RCU lookups): lists
+// end in a "nulls" marker naming their bucket (include/linux/list_nulls.h), an unlinked
+// element keeps its successor, and a reader that ends on another bucket's marker (its
+// element was deleted and reused meanwhile) starts over (lookup_nulls_elem_raw).
 #pragma once
 
 #include <cstdint>
@@ -20,9 +23,12 @@ namespace knod::maps {
 class HashTable {
  public:
   static constexpr uint32_t kNil = UINT32_MAX;
+  static constexpr uint32_t kNulls = 1u << 31;  ///< list end: kNulls | bucket
+  static bool is_end(uint32_t e) { return (e & kNulls) != 0; }
   using HashFn = uint32_t (*)(const void* key, uint32_t key_size);
 
   /// value_bytes: bytes stored per element (already multiplied by ncpus for per-CPU maps).
+  /// max_entries < 2^31 (the element index must not look like a nulls marker).
   HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entries, HashFn fn);
 
   uint32_t key_size() const { return key_size_; }
@@ -32,13 +38,13 @@ class HashTable {
   uint32_t bucket(uint32_t hash) const { return hash & (n_buckets_ - 1); }
   SpinLock& lock(uint32_t b) { return locks_[b]; }
 
-  // ---- under lock(b) ----
-  /// Element holding `key` in bucket b, or kNil.
+  /// Element holding `key` in bucket b, or kNil. Lock-free (may run while writers change
+  /// the bucket): the result held `key` at some point during the call.
   uint32_t find(uint32_t b, uint32_t hash, const void* key) const;
+
+  // ---- under lock(b) ----
   void link_head(uint32_t b, uint32_t e, uint32_t hash);
   void unlink(uint32_t b, uint32_t e);
-  uint32_t first(uint32_t b) const { return head_[b]; }
-  uint32_t next(uint32_t e) const { return next_[e]; }
 
   /// A free element or kNil when all max_entries are in use.
   uint32_t alloc();

@@ -132,3 +132,47 @@ TEST(HashMap, ConcurrentProgramSideUse) {
       EXPECT_EQ(v, 200000u + k);
     }
 }
+
+// Lock-free lookups (HashTable::find, the kernel's lookup_nulls_elem_raw). A reader walks
+// bucket X past a churned element at its head while another thread deletes that element and
+// re-inserts it (the free list hands the same element back at once) for a key of bucket Y:
+// the reader lands in Y's list and must start over, not report the stable key of X missing.
+// Also: a key that was never inserted is never found, a found key has its own value.
+TEST(HashMap, LookupsDuringChurnNeverMissAStableKey) {
+  constexpr uint32_t kMax = 16, kBuckets = 16;
+  auto bucket = [](uint32_t k) { return htab_hash(&k, 4, 0) & (kBuckets - 1); };
+  const uint32_t stable = 7, x = bucket(stable);
+  uint32_t same = 1000, other = 2000;  // a churned key in bucket X, one in another bucket
+  while (bucket(same) != x) ++same;
+  while (bucket(other) == x) ++other;
+  for (uint32_t type : {BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH}) {
+    MapPtr m = create_map("h", MapDef{type, 4, 8, kMax}, 2);
+    uint64_t v = 21;
+    ASSERT_EQ(m->update(&stable, &v, BPF_ANY, 0), 0);
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+      uint64_t w = 1;
+      while (!stop.load(std::memory_order_relaxed)) {
+        EXPECT_EQ(m->update(&same, &w, BPF_ANY, 1), 0);  // at the head of X, before `stable`
+        EXPECT_EQ(m->remove(&same), 0);
+        EXPECT_EQ(m->update(&other, &w, BPF_ANY, 1), 0);  // the same element, now in Y
+        EXPECT_EQ(m->remove(&other), 0);
+      }
+    });
+    uint64_t misses = 0, wrong = 0, phantom = 0;
+    const uint32_t absent = 3000;
+    for (uint32_t i = 0; i < 3'000'000; ++i) {
+      auto* p = static_cast<uint64_t*>(m->lookup(&stable, 0));
+      if (!p)
+        ++misses;
+      else if (*p != 21)
+        ++wrong;
+      if (i % 64 == 0 && m->lookup(&absent, 0)) ++phantom;
+    }
+    stop = true;
+    writer.join();
+    EXPECT_EQ(misses, 0u) << type;
+    EXPECT_EQ(wrong, 0u) << type;
+    EXPECT_EQ(phantom, 0u) << type;
+  }
+}

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -63,6 +64,12 @@ extern "C" uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* f
 
 namespace knod::jit {
 namespace {
+
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
 
 // vm::Run::call_func for bpf_loop / bpf_for_each_map_elem callbacks: a fresh stack.
 uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -155,6 +162,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
     if (const CompiledProgram* cp = impl_->find(prog, serial)) return *cp;
   }
   auto t0 = std::chrono::steady_clock::now();
+  const double c0 = thread_cpu_ms();
   auto cp = std::make_unique<CompiledProgram>();
   LowerOptions lo;
   lo.name = "knod_prog" + std::to_string(impl_->next_id++);
@@ -182,6 +190,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   }
   cp->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  cp->compile_cpu_ms = thread_cpu_ms() - c0;  // ORC compiles on this thread (no compile pool)
   std::unique_lock lock(impl_->mu);
   const CompiledProgram* out = cp.get();
   impl_->all.push_back(std::move(cp));

@@ -28,7 +28,9 @@ struct CompiledProgram {
   EntryFn entry = nullptr;
   std::unordered_map<uint64_t, SubFn> subs;  ///< by entry pc (= BPF_PSEUDO_FUNC value)
   LowerStats stats;
-  double compile_ms = 0;  ///< lowering + optimisation + machine code, wall-clock ms
+  double compile_ms = 0;      ///< lowering + optimisation + machine code, wall-clock ms
+  double compile_cpu_ms = 0;  ///< the same, CPU time of the compiling thread (ms): what the
+                              ///< compile costs without other processes' share of the cores
 };
 
 class JitExecutor : public vm::Executor {

@@ -30,7 +30,10 @@ constexpr uint32_t kNoSaIndex = 0xffffffff;
 struct PktState {
   uint64_t seq = 0;      ///< full 64-bit sequence number
   uint32_t esp_off = 0;  ///< inbound: offset of the ESP header within the slot
-  uint32_t ip_len = 0;   ///< inbound: outer IP header bytes (transport: kept)
+  uint32_t ip_len =
+      0;  ///< inbound: outer IP header bytes, IPv6 extension headers included (transport: kept)
+  uint32_t nh_off = 0;   ///< inbound: offset from the IP header of the Next Header (IPv4: protocol)
+                         ///< byte naming ESP/UDP
   uint32_t udp_len = 0;  ///< inbound: 8 when UDP-encapsulated
 };
 

@@ -4,6 +4,7 @@
 #include "xfrm/esn.h"
 #include "xfrm/esp.h"
 #include "xfrm/ip.h"
+#include "xfrm/ip6_ext.h"
 #include "xfrm/tunnel.h"
 
 namespace knod::xfrm {
@@ -33,20 +34,23 @@ Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, S
   uint8_t* p = slot + off;
   if (len < kIpv4Hdr) return Drop::kShort;
   Addr dst;
-  uint32_t hlen, tot;
+  uint32_t hlen, tot, nh_off;
   uint8_t proto;
   if ((p[0] >> 4) == 4) {
     hlen = (p[0] & 15) * 4u;
     tot = ld16(p + 2);
+    nh_off = 9;
     proto = p[9];
     if ((ld16(p + 6) & 0x3fff) != 0) return Drop::kMalformed;  // fragments: reassemble first
     dst.family = 4;
     std::memcpy(dst.bytes, p + 16, 4);
   } else if ((p[0] >> 4) == 6) {
     if (len < kIpv6Hdr) return Drop::kShort;
-    hlen = kIpv6Hdr;
     tot = kIpv6Hdr + ld16(p + 4);
-    proto = p[6];
+    if (tot > len) return Drop::kMalformed;
+    // ESP (or UDP) after the extension headers; a bad chain is a counted drop.
+    if (!ip6_skip_ext(p, tot, hlen, nh_off)) return Drop::kMalformed;
+    proto = p[nh_off];
     dst.family = 6;
     std::memcpy(dst.bytes, p + 24, 16);
   } else {
@@ -82,6 +86,7 @@ Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, S
   if (batch_top && st.seq > batch_top[sa->index]) batch_top[sa->index] = st.seq;
   st.esp_off = uint32_t(esp - slot);
   st.ip_len = hlen;
+  st.nh_off = nh_off;
   st.udp_len = udp;
   op = CryptoOp{};
   op.sa = sa->index;
@@ -156,8 +161,8 @@ Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const Pk
       start[9] = nh;
       ipv4_set_csum(start);
     } else {
-      st16(start + 4, uint16_t(plen));
-      start[6] = nh;
+      st16(start + 4, uint16_t(hlen - kIpv6Hdr + plen));
+      start[st.nh_off] = nh;  // the last header kept names what ESP carried
     }
     off = uint32_t(start - slot);
     len = hlen + plen;

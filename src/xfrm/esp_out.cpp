@@ -3,6 +3,7 @@
 
 #include "xfrm/esp.h"
 #include "xfrm/ip.h"
+#include "xfrm/ip6_ext.h"
 #include "xfrm/tunnel.h"
 
 namespace knod::xfrm {
@@ -67,9 +68,13 @@ Drop esp_out_prepare(const SaConfig& sa, uint32_t sa_index, uint64_t seq, uint8_
   bool tunnel = sa.mode == Mode::kTunnel;
   bool v4in = (p[0] >> 4) == 4;
   if (!tunnel && (v4in ? 4 : 6) != sa.src.family) return Drop::kMalformed;
+  // Transport: the headers kept in front of ESP (IPv6: the kernel's split of the extension
+  // headers) and the Next Header byte that will name ESP (or UDP) instead.
+  uint32_t nh_off = v4in ? 9 : 6;
+  if (!tunnel && !v4in && !ip6_transport_split(p, len, hlen, nh_off)) return Drop::kMalformed;
   uint32_t outer_hlen = tunnel ? (sa.src.family == 4 ? kIpv4Hdr : kIpv6Hdr) : hlen;
   uint32_t payload = tunnel ? len : len - hlen;
-  uint8_t nh = tunnel ? (v4in ? kProtoIpip : kProtoIpv6) : (v4in ? p[9] : p[6]);
+  uint8_t nh = tunnel ? (v4in ? kProtoIpip : kProtoIpv6) : p[nh_off];
   uint32_t iv = sa.iv_len(), align = sa.align(), udp = sa.encap ? kUdpHdr : 0;
   uint32_t padded = (payload + 2 + align - 1) / align * align;
   uint32_t pad = padded - payload - 2;
@@ -94,7 +99,7 @@ Drop esp_out_prepare(const SaConfig& sa, uint32_t sa_index, uint64_t seq, uint8_
     ipv4_set_csum(start);
   } else {
     st16(start + 4, uint16_t(total - kIpv6Hdr));
-    start[6] = proto;
+    start[nh_off] = proto;
   }
   uint8_t* esp = start + outer_hlen + udp;
   st32(esp, sa.spi);

@@ -5,6 +5,7 @@
 
 #include "xfrm/esp.h"
 #include "xfrm/ip.h"
+#include "xfrm/ip6_ext.h"
 
 namespace knod::xfrm {
 namespace {
@@ -97,8 +98,9 @@ void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
       b.drop[i] = uint8_t(Drop::kMalformed);
     } else if (sa.cfg.encap && sa.cfg.src.family == 6) {
       uint8_t* ip = b.frames + size_t(i) * b.stride + b.data_off[i];
-      uint8_t* u = ip + kIpv6Hdr;
-      st16(u + 6, udp6_csum(ip, u, b.data_len[i] - kIpv6Hdr));
+      uint32_t uo = ip6_udp_off(ip, b.data_len[i]);
+      uint8_t* u = ip + uo;
+      st16(u + 6, udp6_csum(ip, u, b.data_len[i] - uo));
     }
   }
   Sa* locked = nullptr;  // an SA's lock is held over a run of its packets

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "xfrm/ip.h"
+#include "xfrm/ip6_ext.h"
 
 namespace knod::xfrm {
 
@@ -26,8 +27,12 @@ bool flow_key(const uint8_t* p, uint32_t len, FlowKey& k) {
     k.src.family = k.dst.family = 6;
     std::memcpy(k.src.bytes, p + 8, 16);
     std::memcpy(k.dst.bytes, p + 24, 16);
-    k.proto = p[6];
-    h = kIpv6Hdr;
+    // The upper-layer protocol after the extension headers (as the kernel's
+    // _decode_session6); a chain that does not parse gives the protocol reached, no ports.
+    uint32_t tot = kIpv6Hdr + ld16(p + 4), nh_off;
+    bool ok = ip6_skip_ext(p, tot < len ? tot : len, h, nh_off);
+    k.proto = p[nh_off];
+    if (!ok) return true;
   } else {
     return false;
   }

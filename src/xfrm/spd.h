@@ -40,8 +40,9 @@ struct FlowKey {
 /// True when `k` matches selector `s` (prefixes, proto and ports; 0 = any).
 bool selector_match(const Selector& s, const FlowKey& k);
 
-/// The flow of the IP packet at `ip` (`len` bytes; ports for TCP and UDP). False when it is
-/// not IPv4/IPv6 or shorter than its header.
+/// The flow of the IP packet at `ip` (`len` bytes; ports for TCP and UDP; IPv6: the protocol
+/// after hop-by-hop, routing and destination-options headers). False when it is not
+/// IPv4/IPv6 or shorter than its header.
 bool flow_key(const uint8_t* ip, uint32_t len, FlowKey& k);
 
 /// Inbound: does SA `sa` satisfy template `t`? The kernel's xfrm_state_ok: same proto and

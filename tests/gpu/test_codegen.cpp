@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "conformance/conformance.h"
+#include "conformance_params.h"
 #include "device/amdgpu/code_object.h"
 #include "device/cuda/ptx.h"
 #include "device/gpu/codegen.h"
@@ -84,20 +85,8 @@ TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
   }
 }
 
-std::vector<std::string> files() {
-  std::string dir = std::string(KNOD_SHARED_DIR) + "/conformance/tests";
-  if (!std::filesystem::is_directory(dir)) return {"missing-conformance-suite"};
-  return conformance::data_files(dir);
-}
-
-std::string test_name(const ::testing::TestParamInfo<std::string>& i) {
-  std::string s = std::filesystem::path(i.param).stem().string();
-  for (char& ch : s)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(Conformance, ConformanceCodegen, ::testing::ValuesIn(files()), test_name);
+INSTANTIATE_TEST_SUITE_P(Conformance, ConformanceCodegen, ::testing::ValuesIn(suite_files()),
+                         suite_test_name);
 
 TEST(GpuCodegen, ConformanceSuitePresent) {
   EXPECT_GT(conformance::data_files(std::string(KNOD_SHARED_DIR) + "/conformance/tests").size(),

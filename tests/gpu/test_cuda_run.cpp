@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "conformance/conformance.h"
+#include "conformance_params.h"
 #include "device/cuda/device.h"
 #include "device/cuda/devices.h"
 #include "device/cuda/driver.h"
@@ -33,20 +34,8 @@ TEST_P(CudaConformance, MatchesTheSuite) {
   EXPECT_TRUE(out.passed) << c.name << ": " << out.message;
 }
 
-std::vector<std::string> files() {
-  std::string dir = std::string(KNOD_SHARED_DIR) + "/conformance/tests";
-  if (!std::filesystem::is_directory(dir)) return {"missing-conformance-suite"};
-  return conformance::data_files(dir);
-}
-
-std::string test_name(const ::testing::TestParamInfo<std::string>& i) {
-  std::string s = std::filesystem::path(i.param).stem().string();
-  for (char& ch : s)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(Conformance, CudaConformance, ::testing::ValuesIn(files()), test_name);
+INSTANTIATE_TEST_SUITE_P(Conformance, CudaConformance, ::testing::ValuesIn(suite_files()),
+                         suite_test_name);
 
 // With a GPU: a device number past the last one is a clear error.
 TEST(CudaDevice, MissingOrdinalIsAnError) {

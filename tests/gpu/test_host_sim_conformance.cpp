@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "conformance/conformance.h"
+#include "conformance_params.h"
 #include "device/gpu/batch_executor.h"
 #include "device/gpu/host_sim.h"
 
@@ -23,20 +24,8 @@ TEST_P(HostSimConformance, MatchesTheSuite) {
   EXPECT_TRUE(out.passed) << c.name << ": " << out.message;
 }
 
-std::vector<std::string> files() {
-  std::string dir = std::string(KNOD_SHARED_DIR) + "/conformance/tests";
-  if (!std::filesystem::is_directory(dir)) return {"missing-conformance-suite"};
-  return conformance::data_files(dir);
-}
-
-std::string test_name(const ::testing::TestParamInfo<std::string>& i) {
-  std::string s = std::filesystem::path(i.param).stem().string();
-  for (char& ch : s)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(Conformance, HostSimConformance, ::testing::ValuesIn(files()), test_name);
+INSTANTIATE_TEST_SUITE_P(Conformance, HostSimConformance, ::testing::ValuesIn(suite_files()),
+                         suite_test_name);
 
 }  // namespace
 }  // namespace knod::gpu_test

@@ -361,28 +361,9 @@ void Device::run_resident(uint32_t count) {
 
 uint64_t Device::run_raw(std::vector<uint8_t>& mem, vm::Fault* fault) {
   Impl& im = *impl_;
-  // The slot keeps device::kTailroom after the data, as every batch slot.
-  uint32_t stride = uint32_t((mem.size() + kTailroom + 255) & ~size_t(255));
-  std::vector<uint8_t> frame(stride, 0);
-  std::memcpy(frame.data(), mem.data(), mem.size());
-  uint32_t off = 0, len = uint32_t(mem.size()), meta = 0, verdict = 0;
-  uint64_t redirect = 0;
-  uint8_t f = 0;
-  Batch b;
-  b.count = 1;
-  b.stride = stride;
-  b.frames = frame.data();
-  b.data_off = &off;
-  b.data_len = &len;
-  b.meta_len = &meta;
-  b.verdict = &verdict;
-  b.redirect = &redirect;
-  b.fault = &f;
-  run(b);
-  std::memcpy(mem.data(), frame.data(), mem.size());
+  run_single(mem, fault);
   uint64_t r0 = 0;
   im.d->check(im.d->cuMemcpyDtoH(&r0, im.dbuf + im.lay.ret, 8), "cuMemcpyDtoH (r0)");
-  if (fault) *fault = static_cast<vm::Fault>(f);
   return r0;
 }
 

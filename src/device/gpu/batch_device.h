@@ -38,6 +38,11 @@ class BatchDevice {
 
   /// "cuda", "gpusim": the device name in messages.
   virtual std::string_view name() const = 0;
+
+ protected:
+  /// For run_raw: runs `mem` as a one-packet batch (a slot of mem.size() + device::kTailroom
+  /// bytes, rounded up to 256) and copies the bytes back; `fault` gets the lane's fault.
+  void run_single(std::vector<uint8_t>& mem, vm::Fault* fault);
 };
 
 }  // namespace knod::device::gpu

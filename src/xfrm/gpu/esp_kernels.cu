@@ -41,9 +41,9 @@ __attribute__((device)) inline void* memmove(void* d, const void* s, size_t n) {
 #pragma clang force_cuda_host_device begin
 #include "xfrm/crypto/engine.h"
 #include "xfrm/esp.h"
+#include "xfrm/esp_out.cpp"
 #include "xfrm/ip.h"
 #include "xfrm/tunnel.h"
-#include "xfrm/esp_out.cpp"
 #pragma clang force_cuda_host_device end
 
 #include "xfrm/gpu/esp_gpu_abi.h"
@@ -89,8 +89,9 @@ extern "C" __attribute__((global)) void knod_esp_encrypt_batch(EspKernelArgs a) 
   }
   if (d == Drop::kOk && s.cfg.encap && s.cfg.src.family == 6) {
     uint8_t* ip = slot + a.off[i];
-    uint8_t* u = ip + kIpv6Hdr;
-    st16(u + 6, udp6_csum(ip, u, a.len[i] - kIpv6Hdr));
+    uint32_t uo = ip6_udp_off(ip, a.len[i]);
+    uint8_t* u = ip + uo;
+    st16(u + 6, udp6_csum(ip, u, a.len[i] - uo));
   }
   a.drop[i] = uint8_t(d);
 }

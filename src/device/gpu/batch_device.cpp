@@ -1,0 +1,30 @@
+#include "device/gpu/batch_device.h"
+
+#include <cstring>
+
+namespace knod::device::gpu {
+
+void BatchDevice::run_single(std::vector<uint8_t>& mem, vm::Fault* fault) {
+  // The slot keeps device::kTailroom after the data, as every batch slot.
+  const uint32_t stride = uint32_t((mem.size() + kTailroom + 255) & ~size_t(255));
+  std::vector<uint8_t> frame(stride, 0);
+  if (!mem.empty()) std::memcpy(frame.data(), mem.data(), mem.size());
+  uint32_t off = 0, len = uint32_t(mem.size()), meta = 0, verdict = 0;
+  uint64_t redirect = 0;
+  uint8_t f = 0;
+  Batch b;
+  b.count = 1;
+  b.stride = stride;
+  b.frames = frame.data();
+  b.data_off = &off;
+  b.data_len = &len;
+  b.meta_len = &meta;
+  b.verdict = &verdict;
+  b.redirect = &redirect;
+  b.fault = &f;
+  run(b);
+  if (!mem.empty()) std::memcpy(mem.data(), frame.data(), mem.size());
+  if (fault) *fault = static_cast<vm::Fault>(f);
+}
+
+}  // namespace knod::device::gpu

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "cli/xfrm_bench.h"
 #include "xfrm/bench.h"
+#include "xfrm/install.h"
 #include "xfrm/parse/ip_xfrm.h"
 
 namespace knod::cli {
@@ -110,9 +111,15 @@ std::shared_ptr<XfrmBenchArgs> add_xfrm_bench_options(CLI::App* c) {
 
 int run_xfrm_bench(const XfrmBenchArgs& a) {
   XfrmConfig cfg = parse_file(a.file);
+  {  // the kernel's install rules first: a duplicate `state add` or an update of a missing SA
+    Sad sad;  // is the same one-line error here as in `knod xfrm -f` / `ipsec` / `run --xfrm`
+    Spd spd;
+    install(cfg, sad, spd);
+  }
   std::vector<SaConfig> sas;
-  for (const SaConfig& s : cfg.states)
-    if (bench_aead(s)) sas.push_back(s);
+  for (size_t i = 0; i < cfg.states.size(); ++i)  // each SA once: its `state add` line
+    if (bench_aead(cfg.states[i]) && !(i < cfg.state_update.size() && cfg.state_update[i]))
+      sas.push_back(cfg.states[i]);
   if (sas.empty())
     throw Error(
         fmt::format("bench: {}: no AEAD SA to measure (want aead rfc4106(gcm(aes)) or "

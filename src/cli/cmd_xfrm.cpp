@@ -47,6 +47,14 @@ uint32_t l2_len(int dlt, const uint8_t* p, uint32_t len) {
   return len >= 14 ? 14 : len;
 }
 
+/// True when the Ethernet frame's ethertype (the 2 bytes before the L2 header's end) is
+/// IPv4 or IPv6.
+bool ip_ethertype(const uint8_t* p, uint32_t l2) {
+  if (l2 < 14) return false;
+  const uint16_t et = uint16_t(p[l2 - 2] << 8 | p[l2 - 1]);
+  return et == 0x0800 || et == 0x86dd;
+}
+
 struct Run {
   Sad sad;
   Spd spd;
@@ -54,6 +62,7 @@ struct Run {
   Dir dir = Dir::kOut;
   Counters total;
   uint64_t in_packets = 0, out_packets = 0;
+  uint64_t not_ip = 0;  ///< Ethernet frames that are not IPv4/IPv6 (ARP...): passed unchanged
 };
 
 void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
@@ -68,7 +77,9 @@ void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
     Drop d = Drop(drop[i]);
     bool pass = d == Drop::kOk || (r.dir == Dir::kOut && d == Drop::kNoPolicy) ||
                 (r.dir == Dir::kIn && d == Drop::kNotEsp);
-    if (!pass || !out) continue;
+    if (!pass) continue;
+    ++r.out_packets;
+    if (!out) continue;
     uint8_t* ip = frames.data() + size_t(i) * kStride + off[i];
     auto& l2 = meta[i].l2;
     if (l2.size() >= 14) {  // Ethernet: ethertype follows the IP version
@@ -80,7 +91,6 @@ void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
     h.ts = meta[i].ts;
     h.caplen = h.len = uint32_t(len[i] + l2.size());
     pcap_dump(reinterpret_cast<u_char*>(out), &h, ip - l2.size());
-    ++r.out_packets;
   }
   meta.clear();
 }
@@ -134,6 +144,8 @@ void print_report(const Run& r) {
   }
   if (r.total.soft_expires)
     fmt::print("{:<18} {:>12}   (events, not drops)\n", "soft-expire", r.total.soft_expires);
+  if (r.not_ip)
+    fmt::print("{:<18} {:>12}   none: not IP, passed on unchanged\n", "not-ip", r.not_ip);
   fmt::print("{:<18} {:>12}\n{:<18} {:>12}\n", "packets in", r.in_packets, "packets out",
              r.out_packets);
 }
@@ -154,6 +166,7 @@ nlohmann::json to_json(const Run& r) {
   nlohmann::json j = {{"direction", r.dir == Dir::kIn ? "in" : "out"},
                       {"packets_in", r.in_packets},
                       {"packets_out", r.out_packets},
+                      {"not_ip", r.not_ip},
                       {"total", counters(r.total)}};
   j["sas"] = nlohmann::json::array();
   for (uint32_t i = 0; i < r.sad.size(); ++i) {
@@ -202,6 +215,12 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
     ++r.in_packets;
     uint32_t l2 = l2_len(dlt, data, h->caplen);
     uint32_t ilen = h->caplen - l2;
+    if (dlt == DLT_EN10MB && !ip_ethertype(data, l2)) {  // ARP, LLDP...: xfrm never sees them
+      flush(r, frames, off, len, meta, dump);            // (keeps the capture's order)
+      ++r.not_ip, ++r.out_packets;
+      if (dump) pcap_dump(reinterpret_cast<u_char*>(dump), h, data);
+      continue;
+    }
     if (ilen + kHeadroom + 128 > kStride) {
       ++oversize;
       continue;

@@ -50,6 +50,8 @@ void apply_map_loads(const std::vector<std::string>& specs, const loader::Object
       continue;
     }
     std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    if (name.empty() || file.empty())
+      throw Error(fmt::format("--map-load '{}': want FILE.json or NAME=FILE.json", spec));
     io::MapPreload one;
     for (auto& e : io::read_map_preload(file))
       if (e.first == name) one.push_back(e);

@@ -51,6 +51,7 @@ struct State {
 constexpr int64_t kMaxOff = 1 << 16;       ///< packet offsets tracked (MAX_PACKET_OFF)
 constexpr int64_t kMaxScalar = 1ll << 40;  ///< scalar bounds tracked
 constexpr int kWidenAfter = 8;             ///< visits of a pc before joins stop widening
+constexpr int64_t kXdpMdBytes = 24;        ///< sizeof(struct xdp_md): past it, not the ctx
 
 Val scalar(int64_t lo, int64_t hi) {
   if (lo < 0 || hi > kMaxScalar || lo > hi) return Val{};
@@ -405,7 +406,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
                   (base.id && base.c + i.off >= 0 && base.c + i.off + n <= base.size)) &&
                  !(cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC)) {
         a.kind = AccessKind::kPacket;
-      } else if (base.k == K::kCtx && cls == BPF_LDX && o >= 0) {
+      } else if (base.k == K::kCtx && cls == BPF_LDX && o >= 0 && o + n <= kXdpMdBytes) {
         a = AccessInfo{AccessKind::kCtx, int32_t(o)};
       } else if (base.k == K::kMapVal && o >= 0 && base.hi + i.off + n <= base.size &&
                  (cls == BPF_LDX || !base.ro)) {

@@ -42,6 +42,10 @@ struct PktState {
 /// The IV for AEADs is the 64-bit seq (RFC 4106 §3.1); CBC IVs are left for the caller.
 Drop esp_out_prepare(const SaConfig& sa, uint32_t sa_index, uint64_t seq, uint8_t* slot,
                      uint32_t cap, uint32_t& off, uint32_t& len, CryptoOp& op);
+/// The checks of esp_out_prepare alone (nothing written): kOk when it would succeed, else its
+/// drop reason. Lets the caller spend a sequence number only on packets that go out.
+Drop esp_out_check(const SaConfig& sa, const uint8_t* slot, uint32_t cap, uint32_t off,
+                   uint32_t len);
 
 /// Inbound, one packet, step 1: parse outer IP (+UDP for NAT-T) and ESP header, look up the
 /// SA, infer the ESN, pre-check the window (no change), fill `op`.

@@ -60,28 +60,57 @@ void write_outer(const SaConfig& sa, const uint8_t* inner, uint8_t* o, uint32_t 
 
 }  // namespace
 
+namespace {
+
+// Where everything goes; computed (and the packet checked) before anything is written.
+struct Plan {
+  uint32_t hlen = 0, nh_off = 0, outer_hlen = 0, payload = 0, iv = 0, udp = 0, padded = 0, pad = 0,
+           front = 0;
+  uint8_t nh = 0;
+  bool tunnel = false;
+};
+
+Drop plan_out(const SaConfig& sa, const uint8_t* p, uint32_t cap, uint32_t off, uint32_t len,
+              Plan& x) {
+  if (Drop d = parse_ip(p, len, x.hlen); d != Drop::kOk) return d;
+  x.tunnel = sa.mode == Mode::kTunnel;
+  bool v4in = (p[0] >> 4) == 4;
+  if (!x.tunnel && (v4in ? 4 : 6) != sa.src.family) return Drop::kMalformed;
+  // Transport: the headers kept in front of ESP (IPv6: the kernel's split of the extension
+  // headers) and the Next Header byte that will name ESP (or UDP) instead.
+  x.nh_off = v4in ? 9 : 6;
+  if (!x.tunnel && !v4in && !ip6_transport_split(p, len, x.hlen, x.nh_off)) return Drop::kMalformed;
+  x.outer_hlen = x.tunnel ? (sa.src.family == 4 ? kIpv4Hdr : kIpv6Hdr) : x.hlen;
+  x.payload = x.tunnel ? len : len - x.hlen;
+  x.nh = x.tunnel ? (v4in ? kProtoIpip : kProtoIpv6) : p[x.nh_off];
+  x.iv = sa.iv_len(), x.udp = sa.encap ? kUdpHdr : 0;
+  const uint32_t align = sa.align();
+  x.padded = (x.payload + 2 + align - 1) / align * align;
+  x.pad = x.padded - x.payload - 2;
+  // New layout: [outer IP][UDP][ESP][IV][payload][pad][pad len][NH][ICV].
+  x.front = x.tunnel ? x.outer_hlen + x.udp + kEspHdr + x.iv : x.udp + kEspHdr + x.iv;
+  const uint32_t tail = x.pad + 2 + sa.icv_len;
+  if (off < x.front || off + len + tail > cap) return Drop::kTooBig;
+  return Drop::kOk;
+}
+
+}  // namespace
+
+Drop esp_out_check(const SaConfig& sa, const uint8_t* slot, uint32_t cap, uint32_t off,
+                   uint32_t len) {
+  Plan x;
+  return plan_out(sa, slot + off, cap, off, len, x);
+}
+
 Drop esp_out_prepare(const SaConfig& sa, uint32_t sa_index, uint64_t seq, uint8_t* slot,
                      uint32_t cap, uint32_t& off, uint32_t& len, CryptoOp& op) {
   uint8_t* p = slot + off;
-  uint32_t hlen = 0;
-  if (Drop d = parse_ip(p, len, hlen); d != Drop::kOk) return d;
-  bool tunnel = sa.mode == Mode::kTunnel;
-  bool v4in = (p[0] >> 4) == 4;
-  if (!tunnel && (v4in ? 4 : 6) != sa.src.family) return Drop::kMalformed;
-  // Transport: the headers kept in front of ESP (IPv6: the kernel's split of the extension
-  // headers) and the Next Header byte that will name ESP (or UDP) instead.
-  uint32_t nh_off = v4in ? 9 : 6;
-  if (!tunnel && !v4in && !ip6_transport_split(p, len, hlen, nh_off)) return Drop::kMalformed;
-  uint32_t outer_hlen = tunnel ? (sa.src.family == 4 ? kIpv4Hdr : kIpv6Hdr) : hlen;
-  uint32_t payload = tunnel ? len : len - hlen;
-  uint8_t nh = tunnel ? (v4in ? kProtoIpip : kProtoIpv6) : p[nh_off];
-  uint32_t iv = sa.iv_len(), align = sa.align(), udp = sa.encap ? kUdpHdr : 0;
-  uint32_t padded = (payload + 2 + align - 1) / align * align;
-  uint32_t pad = padded - payload - 2;
-  // New layout: [outer IP][UDP][ESP][IV][payload][pad][pad len][NH][ICV].
-  uint32_t front = tunnel ? outer_hlen + udp + kEspHdr + iv : udp + kEspHdr + iv;
-  uint32_t tail = pad + 2 + sa.icv_len;
-  if (off < front || off + len + tail > cap) return Drop::kTooBig;
+  Plan x;
+  if (Drop d = plan_out(sa, p, cap, off, len, x); d != Drop::kOk) return d;
+  const uint32_t hlen = x.hlen, nh_off = x.nh_off, outer_hlen = x.outer_hlen, payload = x.payload,
+                 iv = x.iv, udp = x.udp, padded = x.padded, pad = x.pad, front = x.front;
+  const uint8_t nh = x.nh;
+  const bool tunnel = x.tunnel;
   uint8_t* start = p - front;
   uint8_t* pl = p + (tunnel ? 0 : hlen);  // payload stays where it is
   if (!tunnel) std::memmove(start, p, hlen);

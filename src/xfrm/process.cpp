@@ -70,6 +70,12 @@ void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
     Sa& sa = sad[b.sa[i]];
     uint8_t* slot = b.frames + size_t(i) * b.stride;
     if (i + 1 < b.count) __builtin_prefetch(slot + b.stride + b.data_off[i + 1]);
+    // A packet that cannot be encapsulated takes no sequence number and no lifetime share.
+    if (Drop d = esp_out_check(sa.cfg, slot, b.stride, b.data_off[i], b.data_len[i]);
+        d != Drop::kOk) {
+      b.drop[i] = uint8_t(d);
+      continue;
+    }
     uint64_t pk = sa.out_packets.fetch_add(1);
     uint64_t by = sa.out_bytes.fetch_add(b.data_len[i]);
     bool soft;

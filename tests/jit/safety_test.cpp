@@ -254,6 +254,16 @@ TEST(JitSafety, ALoopDoesNotLinkAnOlderVariablePointer) {
   EXPECT_EQ(a[11].kind, AccessKind::kPacket);   // r7 = the B just tested
 }
 
+TEST(JitSafety, CtxLoadsPastXdpMdAreChecked) {
+  // Past sizeof(struct xdp_md) (24) the address is not the ctx: checked like any address, so
+  // the fault (kOutOfBounds) is the interpreter's.
+  auto a =
+      analyze("ldxw %r0, [%r1+20]\nldxw %r0, [%r1+64]\nldxdw %r0, [%r1+20]\nexit", CtxKind::kXdp);
+  EXPECT_EQ(a[0].kind, AccessKind::kCtx);
+  EXPECT_EQ(a[1].kind, AccessKind::kChecked);
+  EXPECT_EQ(a[2].kind, AccessKind::kChecked);
+}
+
 TEST(JitSafety, LoopCounterIsNotAConstant) {
   auto a = analyze(R"(
     mov %r2, %r10

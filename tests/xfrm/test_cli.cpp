@@ -137,6 +137,29 @@ TEST(XfrmCli, DuplicateStateAddIsFileExists) {
   EXPECT_NE(r.err.find("No such process"), std::string::npos) << r.err;
 }
 
+TEST(XfrmBenchCli, InstallsWithTheKernelRules) {
+  // The same file `xfrm -f` refuses is refused by `bench --xfrm`; an updated SA is measured
+  // once (its `state add`).
+  std::string d = temp_dir();
+  write_file(d + "/dup.conf", "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                                  "\nip xfrm state add src 192.0.2.9 dst 192.0.2.2 " + kGcm + "\n");
+  Result r = knod("bench --xfrm " + d + "/dup.conf --packets 4 --sizes 64");
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("dup.conf:2: xfrm: state add"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("File exists"), std::string::npos) << r.err;
+  write_file(d + "/upd.conf", "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                                  "\nip xfrm state update src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                                  " limit packet-hard 5\n");
+  r = knod("bench --xfrm " + d + "/upd.conf --packets 4 --sizes 64");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  size_t rows = 0;
+  for (size_t p = r.out.find("\n0x00000010"); p != std::string::npos;
+       p = r.out.find("\n0x00000010", p + 1))
+    ++rows;
+  EXPECT_EQ(rows, 2u) << r.out;  // enc and dec of one SA at one size
+}
+
 /// Ethernet + IPv4 frame of `size` bytes from udp_frame, with addresses and protocol set.
 std::string frame(size_t size, const uint8_t src[4], const uint8_t dst[4], uint8_t proto = 17) {
   std::string f = udp_frame(size);

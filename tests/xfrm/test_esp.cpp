@@ -267,6 +267,30 @@ TEST(XfrmSpd, PolicyPicksSaAndLimitsApply) {
   EXPECT_EQ(c.packets, 2u);
 }
 
+// A packet that cannot be encapsulated (here IPv4 IHL 3) is a counted drop that takes no
+// sequence number: the packets around it go out with 1 and 2, as the kernel, which never hands
+// such a packet to xfrm, would number them.
+TEST(XfrmDrops, MalformedOutboundTakesNoSequenceNumber) {
+  Sad sad;
+  sad.add(state("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x10 mode transport" +
+                kGcm));
+  OpensslEngine eng;
+  engine_load(eng, sad);
+  Bytes good = ipv4("192.0.2.1", "192.0.2.2", 17, udp(5, 6, counting(10)));
+  Bytes bad = good;
+  bad[0] = 0x43;  // IHL 3: shorter than the IPv4 header
+  TestBatch b({good, bad, good});
+  for (auto& x : b.sa) x = 0;
+  Counters c;
+  esp_encrypt_batch(sad, eng, b.b, c);
+  EXPECT_EQ(b.result(0), Drop::kOk);
+  EXPECT_EQ(b.result(1), Drop::kMalformed);
+  EXPECT_EQ(b.result(2), Drop::kOk);
+  EXPECT_EQ(ld32(&b.packet(0)[24]), 1u);
+  EXPECT_EQ(ld32(&b.packet(2)[24]), 2u);
+  EXPECT_EQ(sad[0].out_packets.load(), 2u);
+}
+
 }  // namespace
 }  // namespace knod::xfrm
 
@@ -299,7 +323,8 @@ TEST(XfrmDrops, TruncationsAndBitFlipsAreCountedDrops) {
       TestBatch b(bad);
       Counters c;
       esp_decrypt_batch(f.in, f.ei, b.b, c);
-      for (uint32_t i = 0; i < b.b.count; ++i) EXPECT_NE(b.result(i), Drop::kOk) << mode << " " << i;
+      for (uint32_t i = 0; i < b.b.count; ++i)
+        EXPECT_NE(b.result(i), Drop::kOk) << mode << " " << i;
       EXPECT_EQ(c.packets, 0u);
       uint64_t drops = 0;
       for (auto d : c.drops) drops += d;

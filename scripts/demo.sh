@@ -17,7 +17,7 @@ for job in "l4lb iperf3-tcp" "ddos iperf3-tcp"; do
   mkdir -p "out/$prog"
   echo "== knod run build/examples/xdp/$prog.o -r examples/pcap/$pcap.pcap"
   "$knod" run "build/examples/xdp/$prog.o" -r "examples/pcap/$pcap.pcap" \
-    --map-load "examples/xdp/$prog.maps.json" \
+    --map-load "examples/xdp/$prog.maps.json" --pcap-clock \
     --pass "out/$prog/pass.pcap" --tx "out/$prog/tx.pcap" --drop "out/$prog/drop.pcap" \
     --stats "out/$prog/stats.json" --map-dump "out/$prog/maps.json"
   echo

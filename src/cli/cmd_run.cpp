@@ -32,6 +32,7 @@ struct RunArgs {
   std::vector<std::string> map_load, max_entries;
   uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0;
   uint64_t clock_ns = 0, seed = 0, insn_budget = 1'000'000;
+  bool pcap_clock = false;
   bool quiet = false;
 };
 
@@ -147,6 +148,9 @@ int run(const RunArgs& a) {
   jo.batch = a.batch;
   jo.workers = workers;
   jo.progress = !a.quiet && isatty(STDERR_FILENO);
+  jo.pcap_clock = a.pcap_clock;
+  if (a.pcap_clock && a.clock_ns)
+    throw knod::Error("--pcap-clock and --clock-ns both set the clock: choose one");
   std::unique_ptr<knod::cli::XfrmStage> xfrm;
   if (!a.xfrm.empty())
     xfrm = std::make_unique<knod::cli::XfrmStage>(a.xfrm, a.xfrm_dir, a.xfrm_engine);
@@ -253,6 +257,9 @@ KNOD_COMMAND(run) {
   c->add_option("--ifindex", a->ifindex, "xdp_md->ingress_ifindex");
   c->add_option("--rxq", a->rxq, "xdp_md->rx_queue_index");
   c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
+  c->add_flag("--pcap-clock", a->pcap_clock,
+              "time helpers read each packet's capture timestamp (replays rate limits as "
+              "captured)");
   c->add_option("--seed", a->seed, "seed for bpf_get_prandom_u32");
   c->add_option("--fib", a->fib, "route/neighbour table for bpf_fib_lookup (JSON)");
   c->add_option("--trace", a->trace, "write bpf_trace_printk output here");

@@ -254,6 +254,10 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   std::vector<uint8_t> keep;
   std::vector<uint32_t> xdp_len;  // frame lengths before xfrm
   // Compile now, outside the timed batches.
+  if (gpu && opts.pcap_clock)
+    throw Error("--pcap-clock: not supported on " + std::string(gpu->name()) +
+                " yet (use --device cpu or interp)");
+  if (opts.pcap_clock) st.b.clock_ns = st.ts.data();
   if (gpu)
     gpu->load(rt.env(), entry_index(rt), device::gpu::Mode::kXdp);
   else

@@ -72,6 +72,7 @@ struct JobOptions {
   uint32_t batch = 256;           ///< packets per batch
   uint32_t workers = 1;           ///< CPU device threads
   bool progress = false;          ///< report progress on stderr
+  bool pcap_clock = false;        ///< time helpers read each packet's capture timestamp
   XfrmStage* xfrm = nullptr;      ///< ESP on XDP_PASS frames (nullptr: none)
 };
 

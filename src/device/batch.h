@@ -14,25 +14,34 @@ enum class RedirectKind : uint8_t { kNone = 0, kIfindex, kCpu, kXsk, kBroadcast 
 inline uint64_t redirect_encode(RedirectKind k, uint32_t value, uint32_t flags = 0) {
   return (uint64_t(k) << 56) | (uint64_t(flags & 0xffffff) << 32) | value;
 }
-inline RedirectKind redirect_kind(uint64_t r) { return RedirectKind(r >> 56); }
-inline uint32_t redirect_value(uint64_t r) { return uint32_t(r); }
-inline uint32_t redirect_flags(uint64_t r) { return uint32_t(r >> 32) & 0xffffff; }
+inline RedirectKind redirect_kind(uint64_t r) {
+  return RedirectKind(r >> 56);
+}
+inline uint32_t redirect_value(uint64_t r) {
+  return uint32_t(r);
+}
+inline uint32_t redirect_flags(uint64_t r) {
+  return uint32_t(r >> 32) & 0xffffff;
+}
 
 /// A batch of packets. All arrays have `count` entries; the caller owns the memory.
 /// In: frames, data_off (= headroom), data_len, ingress_ifindex, rx_queue_index.
 /// Out: data_off/data_len (after adjust_head/tail), meta_len, verdict, redirect, fault.
 struct Batch {
-  uint32_t count = 0;        ///< packets
-  uint32_t stride = 0;       ///< bytes per slot (frame size, e.g. 4096)
-  uint8_t* frames = nullptr; ///< count * stride bytes
-  uint32_t* data_off = nullptr;   ///< bytes from slot start to the packet data
-  uint32_t* data_len = nullptr;   ///< packet bytes
-  uint32_t* meta_len = nullptr;   ///< metadata bytes just before data (bpf_xdp_adjust_meta)
+  uint32_t count = 0;            ///< packets
+  uint32_t stride = 0;           ///< bytes per slot (frame size, e.g. 4096)
+  uint8_t* frames = nullptr;     ///< count * stride bytes
+  uint32_t* data_off = nullptr;  ///< bytes from slot start to the packet data
+  uint32_t* data_len = nullptr;  ///< packet bytes
+  uint32_t* meta_len = nullptr;  ///< metadata bytes just before data (bpf_xdp_adjust_meta)
   uint32_t* ingress_ifindex = nullptr;
   uint32_t* rx_queue_index = nullptr;
-  uint32_t* verdict = nullptr;    ///< enum xdp_action (XDP_ABORTED..XDP_REDIRECT)
-  uint64_t* redirect = nullptr;   ///< redirect_encode(...) for XDP_REDIRECT, else 0
-  uint8_t* fault = nullptr;       ///< vm::Fault that aborted the packet, else 0
+  uint32_t* verdict = nullptr;   ///< enum xdp_action (XDP_ABORTED..XDP_REDIRECT)
+  uint64_t* redirect = nullptr;  ///< redirect_encode(...) for XDP_REDIRECT, else 0
+  uint8_t* fault = nullptr;      ///< vm::Fault that aborted the packet, else 0
+  /// Per packet, ns: what the time helpers (bpf_ktime_get_ns...) read for it, e.g. its
+  /// capture timestamp (`knod run --pcap-clock`); null: the device's clock. CPU devices only.
+  uint64_t* clock_ns = nullptr;
 };
 
 constexpr uint32_t kXdpHeadroom = 256;  ///< XDP_PACKET_HEADROOM

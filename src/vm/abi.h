@@ -103,7 +103,10 @@ struct Run {
   /// JIT's knod_rt_ctx_load); nullptr: ctx_load only. Set by xdp::Buff::attach.
   const void* ctx_fields = nullptr;
 
-  uint64_t prng = 0;        ///< bpf_get_prandom_u32 state
+  uint64_t prng = 0;  ///< bpf_get_prandom_u32 state
+  /// This run's clock for the time helpers (e.g. the packet's capture time, ns); wins over
+  /// Env::clock_ns; 0: none.
+  uint64_t clock_ns = 0;
   uint32_t tail_calls = 0;  ///< taken so far (max kMaxTailCalls)
   const Program* tail_target =
       nullptr;  ///< set by bpf_tail_call; the executor jumps after the call

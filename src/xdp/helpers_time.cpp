@@ -1,7 +1,8 @@
 // Time, randomness and CPU helpers: bpf_ktime_get_ns (5), bpf_get_prandom_u32 (7),
 // bpf_get_smp_processor_id (8), bpf_jiffies64 (118), bpf_ktime_get_boot_ns (125),
 // bpf_ktime_get_coarse_ns (160), bpf_ktime_get_tai_ns (208). Source: kernel/bpf/helpers.c.
-// With a pinned clock (Env::clock_ns != 0) every clock reads that value, so runs repeat.
+// With a pinned clock (Run::clock_ns, e.g. the packet's capture time, or Env::clock_ns) every
+// clock reads that value, so runs repeat.
 #include <time.h>
 
 #include "xdp/helpers.h"
@@ -12,6 +13,7 @@ namespace knod::xdp {
 constexpr uint64_t kHz = 250;
 
 uint64_t clock_ns(const vm::Run& run, int clk) {
+  if (run.clock_ns) return run.clock_ns;
   if (run.env && run.env->clock_ns) return run.env->clock_ns;
   timespec ts{};
   clock_gettime(clk, &ts);

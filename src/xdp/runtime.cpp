@@ -150,6 +150,7 @@ RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i
     run.fault_pc = 0;
     run.exit_now = false;
     run.prng = pc.prng;
+    run.clock_ns = batch.clock_ns ? batch.clock_ns[i] : 0;
     b.attach(run);  // ctx range and accessors, prog_state, the packet region
     const vm::Program& prog = *programs_[entry_];
     if (pc.ex != &ex || pc.ex_serial != ex.serial()) {  // bind once per (cpu, executor)

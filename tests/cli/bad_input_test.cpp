@@ -170,6 +170,19 @@ TEST(BadObject, Directory) {
 
 // ---- map files -----------------------------------------------------------------------------
 
+TEST(BadOptions, PcapClockConflictsAndGpuDevices) {
+  expect_one_line(run_l4lb("-r " + kPing4 + " --pcap-clock --clock-ns 5"), 1,
+                  {"--pcap-clock and --clock-ns"});
+  expect_one_line(run_l4lb("-r " + kPing4 + " --pcap-clock --device gpusim"), 1,
+                  {"--pcap-clock: not supported on gpusim"});
+}
+
+TEST(BadMapFile, MapLoadSpecWithoutNameOrFile) {
+  expect_one_line(run_l4lb("-r " + kPing4 + " --map-load vip_map="), 1,
+                  {"--map-load 'vip_map=': want FILE.json or NAME=FILE.json"});
+  expect_one_line(run_l4lb("-r " + kPing4 + " --map-load =x.json"), 1, {"--map-load '=x.json'"});
+}
+
 TEST(BadMapFile, Missing) {
   expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load /nonexistent/m.json"), 1,
                   {"/nonexistent/m.json", "cannot open"});

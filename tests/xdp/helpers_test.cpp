@@ -228,6 +228,21 @@ TEST_F(Fib, LookupAgainstTable) {
   EXPECT_EQ(*mtu, 1500u);
 }
 
+using Clock = Fixture;
+TEST_F(Clock, RunClockWinsOverTheEnvClock) {
+  // knod run --pcap-clock: a packet's capture time (Run::clock_ns) is what every time helper
+  // reads; without it the env's pinned clock; jiffies at CONFIG_HZ 250 (4 ms).
+  env.clock_ns = 7'000'000'000ull;
+  EXPECT_EQ(call(BPF_FUNC_ktime_get_ns), 7'000'000'000ull);
+  run.clock_ns = 1'700'000'000'123'456'789ull;
+  EXPECT_EQ(call(BPF_FUNC_ktime_get_ns), 1'700'000'000'123'456'789ull);
+  EXPECT_EQ(call(BPF_FUNC_ktime_get_boot_ns), 1'700'000'000'123'456'789ull);
+  EXPECT_EQ(call(BPF_FUNC_ktime_get_coarse_ns), 1'700'000'000'123'456'789ull);
+  EXPECT_EQ(call(BPF_FUNC_jiffies64), 1'700'000'000'123'456'789ull / 4'000'000);
+  run.clock_ns = 0;
+  EXPECT_EQ(call(BPF_FUNC_ktime_get_ns), 7'000'000'000ull);
+}
+
 using Syncookie = Fixture;
 TEST_F(Syncookie, RoundTripAndMss) {
   env.clock_ns = 1'000'000'000'000ull;

@@ -67,6 +67,10 @@ void engine_load(CryptoEngine& eng, const Sad& sad);
 /// Lifetime per packet before it is counted: hard limit -> kLimit (XfrmOutStateExpired, and
 /// every later packet of the SA), soft limit -> one stats.soft_expires event.
 void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats);
+/// Outbound admission of one packet of `len` bytes on `sa`, in packet order: its share of the
+/// lifetime (xfrm_state_check_expire: soft events counted in stats) then the next sequence
+/// number (RFC 4303 §3.3.3: never cycles). kOk with *seq set, else kLimit or kSeqOverflow.
+Drop esp_out_admit(Sa& sa, uint32_t len, Counters& stats, uint64_t* seq);
 /// Inbound batch: pre-check, decrypt/verify, then re-check and advance serialized per SA,
 /// so a batch holding a duplicate accepts exactly one copy. Each decrypted packet must then
 /// match its SA's `sel` (else kStateMismatch) and, when `spd` has a `dir in` policy for it,

@@ -58,6 +58,17 @@ void engine_load(CryptoEngine& eng, const Sad& sad) {
   for (uint32_t i = 0; i < sad.size(); ++i) eng.add_sa(i, sad[i].cfg);
 }
 
+Drop esp_out_admit(Sa& sa, uint32_t len, Counters& stats, uint64_t* seq) {
+  uint64_t pk = sa.out_packets.fetch_add(1);
+  uint64_t by = sa.out_bytes.fetch_add(len);
+  bool soft;
+  if (!lifetime_admit(sa, pk, by, soft)) return Drop::kLimit;
+  stats.soft_expires += soft;
+  *seq = sa.oseq.fetch_add(1) + 1;
+  if ((!sa.cfg.esn() && *seq > 0xffffffffull) || *seq == 0) return Drop::kSeqOverflow;
+  return Drop::kOk;
+}
+
 void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats) {
   Scratch& s = scratch;
   s.reserve(b.count);
@@ -76,17 +87,9 @@ void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
       b.drop[i] = uint8_t(d);
       continue;
     }
-    uint64_t pk = sa.out_packets.fetch_add(1);
-    uint64_t by = sa.out_bytes.fetch_add(b.data_len[i]);
-    bool soft;
-    if (!lifetime_admit(sa, pk, by, soft)) {
-      b.drop[i] = uint8_t(Drop::kLimit);
-      continue;
-    }
-    stats.soft_expires += soft;
-    uint64_t seq = sa.oseq.fetch_add(1) + 1;  // RFC 4303 §3.3.3: never cycle
-    if ((!sa.cfg.esn() && seq > 0xffffffffull) || seq == 0) {
-      b.drop[i] = uint8_t(Drop::kSeqOverflow);
+    uint64_t seq = 0;
+    if (Drop d = esp_out_admit(sa, b.data_len[i], stats, &seq); d != Drop::kOk) {
+      b.drop[i] = uint8_t(d);
       continue;
     }
     Drop d = esp_out_prepare(sa.cfg, sa.index, seq, slot, b.stride, b.data_off[i], b.data_len[i],

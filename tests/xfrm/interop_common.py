@@ -92,3 +92,22 @@ def run_knod(knod, conf_text, pkts, direction, workdir, tag):
     if r.returncode != 0:
         raise RuntimeError(f"knod failed: {r.stderr}\n{r.stdout}")
     return [bytes(f.payload) for f in rdpcap(pout)] if os.path.getsize(pout) > 24 else [], r.stdout, pout
+
+
+def tshark_check(tshark, pcap, outer, a, n):
+    """tshark decrypts the n ESP packets of `pcap` (SA SPI of algorithm row `a`, outer family
+    `outer`): every esp.icv_good is 1 and the inner UDP destination port is 40001."""
+    s, d = OUTER[outer]
+    ckey = "0x" + a[3] if a[3] else ""
+    akey = "0x" + a[5] if a[5] else ""
+    uat = f'"IPv{outer}","{s}","{d}","{SPI:#010x}","{a[7]}","{ckey}","{a[8]}","{akey}"'
+    r = subprocess.run([tshark, "-r", pcap, "-o", "esp.enable_encryption_decode:TRUE",
+                        "-o", "esp.enable_authentication_check:TRUE", "-o", f"uat:esp_sa:{uat}",
+                        "-T", "fields", "-e", "esp.icv_good", "-e", "udp.dstport"],
+                       capture_output=True, text=True)
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    assert r.returncode == 0 and len(lines) == n, f"tshark: {r.stderr}{r.stdout}"
+    for k, ln in enumerate(lines):
+        good, ports = (ln.split("\t") + [""])[:2]
+        assert good in ("1", "True"), f"packet {k}: esp.icv_good={good!r}"
+        assert "40001" in ports.split(","), f"packet {k}: inner udp dport {ports!r}"

@@ -10,11 +10,10 @@ both knod's and scapy's packets are checked against it before the other side dec
 tshark (when given) must report esp.icv_good for knod's packets and dissect the inner UDP.
 Usage: interop_ip6_ext.py KNOD WORKDIR [TSHARK]
 """
-import subprocess
 import sys
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from interop_common import ALGOS, OUTER, SPI, run_knod, xfrm_conf  # noqa: E402
+from interop_common import ALGOS, OUTER, SPI, run_knod, tshark_check, xfrm_conf  # noqa: E402
 
 from scapy.all import IPv6, UDP, Raw, raw  # noqa: E402
 from scapy.layers.inet6 import IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, PadN  # noqa: E402
@@ -98,20 +97,7 @@ def main():
                     assert raw(dec) == raw(p), f"packet {k}: scapy decrypt differs\n{raw(dec).hex()}\n{raw(p).hex()}"
                 passes += 1
                 if tshark and a[7]:
-                    s, d = OUTER[6]
-                    ck = "0x" + ckey if ckey else ""
-                    ak = "0x" + akey if akey else ""
-                    uat = f'"IPv6","{s}","{d}","{SPI:#010x}","{a[7]}","{ck}","{a[8]}","{ak}"'
-                    r = subprocess.run([tshark, "-r", pcap, "-o", "esp.enable_encryption_decode:TRUE",
-                                        "-o", "esp.enable_authentication_check:TRUE", "-o", f"uat:esp_sa:{uat}",
-                                        "-T", "fields", "-e", "esp.icv_good", "-e", "udp.dstport"],
-                                       capture_output=True, text=True)
-                    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
-                    assert r.returncode == 0 and len(lines) == len(pkts), f"tshark: {r.stderr}{r.stdout}"
-                    for k, ln in enumerate(lines):
-                        good, ports = (ln.split("\t") + [""])[:2]
-                        assert good in ("1", "True"), f"tshark packet {k}: esp.icv_good={good!r}"
-                        assert "40001" in ports.split(","), f"tshark packet {k}: inner udp dport {ports!r}"
+                    tshark_check(tshark, pcap, 6, a, len(pkts))
                     passes += 1
             except Exception as ex:  # noqa: BLE001
                 fails.append(f"{tag} knod->scapy/tshark: {ex}")

@@ -7,11 +7,10 @@ Covers the GCM (8/12/16-byte ICV) and CBC/NULL + HMAC SAs in transport, tunnel, 
 NAT-T layouts. ChaCha20-Poly1305 is not in Wireshark 4.0's ESP decryptor (checked by scapy).
 Usage: interop_tshark.py KNOD TSHARK WORKDIR
 """
-import subprocess
 import sys
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from interop_common import ALGOS, LAYOUTS, OUTER, SPI, inner_packets, run_knod, xfrm_conf  # noqa: E402
+from interop_common import ALGOS, LAYOUTS, inner_packets, run_knod, tshark_check, xfrm_conf  # noqa: E402
 
 
 def main():
@@ -27,20 +26,7 @@ def main():
             try:
                 enc, _, pcap = run_knod(knod, xfrm_conf(a[1], mode, outer, inner, natt), pkts, "out", work, tag)
                 assert len(enc) == len(pkts), f"knod wrote {len(enc)} of {len(pkts)}"
-                s, d = OUTER[outer]
-                ckey = "0x" + a[3] if a[3] else ""
-                akey = "0x" + a[5] if a[5] else ""
-                uat = (f'"IPv{outer}","{s}","{d}","{SPI:#010x}","{a[7]}","{ckey}","{a[8]}","{akey}"')
-                r = subprocess.run([tshark, "-r", pcap, "-o", "esp.enable_encryption_decode:TRUE",
-                                    "-o", "esp.enable_authentication_check:TRUE", "-o", f"uat:esp_sa:{uat}",
-                                    "-T", "fields", "-e", "esp.icv_good", "-e", "udp.dstport"],
-                                   capture_output=True, text=True)
-                lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
-                assert r.returncode == 0 and len(lines) == len(pkts), f"tshark: {r.stderr}{r.stdout}"
-                for k, ln in enumerate(lines):
-                    good, ports = (ln.split("\t") + [""])[:2]
-                    assert good in ("1", "True"), f"packet {k}: esp.icv_good={good!r}"
-                    assert "40001" in ports.split(","), f"packet {k}: inner udp dport {ports!r}"
+                tshark_check(tshark, pcap, outer, a, len(pkts))
                 passes += 1
             except Exception as ex:  # noqa: BLE001
                 fails.append(f"{tag}: {ex}")

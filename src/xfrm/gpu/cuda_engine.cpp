@@ -144,21 +144,8 @@ void CudaEngine::esp_encrypt(Sad& sad, PacketBatch& b, Counters& stats) {
       continue;
     }
     if (b.drop[i] != uint8_t(Drop::kOk)) continue;
-    Sa& sa = sad[b.sa[i]];
-    uint64_t pk = sa.out_packets.fetch_add(1);
-    uint64_t by = sa.out_bytes.fetch_add(b.data_len[i]);
-    bool soft;
-    if (!lifetime_admit(sa, pk, by, soft)) {
-      b.drop[i] = uint8_t(Drop::kLimit);
-      continue;
-    }
-    stats.soft_expires += soft;
-    uint64_t seq = sa.oseq.fetch_add(1) + 1;
-    if ((!sa.cfg.esn() && seq > 0xffffffffull) || seq == 0) {
-      b.drop[i] = uint8_t(Drop::kSeqOverflow);
-      continue;
-    }
-    m.seq[i] = seq;
+    if (Drop d = esp_out_admit(sad[b.sa[i]], b.data_len[i], stats, &m.seq[i]); d != Drop::kOk)
+      b.drop[i] = uint8_t(d), m.seq[i] = 0;
   }
   m.d->check(m.d->cuCtxSetCurrent(m.ctx), "cuCtxSetCurrent");
   size_t frames = size_t(b.count) * b.stride;

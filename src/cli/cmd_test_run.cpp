@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -113,6 +114,7 @@ int test_run(const Args& a) {
   fmt::print("duration: {} ns\n", ns / repeat);
   if (!a.data_out.empty()) write_file(a.data_out, frame.data() + off - mlen, mlen + len);
   if (!a.map_dump.empty()) {
+    std::fflush(stdout);  // the report first, also when the dump goes to /dev/stdout
     std::ofstream f(a.map_dump);
     if (!(f << io::dump_maps_json(obj).dump(2) << "\n"))
       throw Error(fmt::format("cannot write '{}'", a.map_dump));

@@ -22,8 +22,7 @@
 extern "C" bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool write) {
   if (!run->env) return false;
   for (const knod::vm::Region& r : run->env->static_regions)
-    if (addr >= r.lo && len <= r.hi - r.lo && addr - r.lo <= r.hi - r.lo - len &&
-        (!write || r.writable)) {
+    if (r.holds(addr, len, write)) {
       run->static_hint = r;  // the next access to this map's values is checked inline
       return true;
     }

@@ -106,7 +106,7 @@ long ArrayMap::get_next_key(const void* key, void* next_key) {
 }
 
 std::vector<Map::Pool> ArrayMap::value_pools() {
-  return {{pool_.data(), pool_.size()}};
+  return {{pool_.data(), pool_.size(), stride_, def().value_size}};
 }
 
 }  // namespace knod::maps

@@ -108,7 +108,10 @@ long DevMap::get_next_key(const void* key, void* next_key) {
 }
 
 std::vector<Map::Pool> DevMap::value_pools() {
-  return {hash_ ? table_.pool() : slots_.pool()};
+  Pool p = hash_ ? table_.pool() : slots_.pool();
+  p.stride = round_up8(sizeof(bpf_devmap_val));  // slot and table element size
+  p.value_size = def().value_size;
+  return {p};
 }
 
 }  // namespace knod::maps

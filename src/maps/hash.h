@@ -36,7 +36,12 @@ class HashMap : public Map {
   long user_lookup(const void* key, void* value) override;
   long user_update(const void* key, const void* value, uint64_t flags) override;
   long get_next_key(const void* key, void* next_key) override;
-  std::vector<Pool> value_pools() override { return {table_.pool()}; }
+  std::vector<Pool> value_pools() override {
+    Pool p = table_.pool();  // per-CPU elements: ncpus values of stride_ bytes each
+    p.stride = stride_;
+    p.value_size = def().value_size;
+    return {p};
+  }
 
   uint32_t count() const { return table_.count(); }
 

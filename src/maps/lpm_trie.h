@@ -34,7 +34,9 @@ class LpmTrieMap : public Map {
     return update(key, value, flags, 0);
   }
   long get_next_key(const void* key, void* next_key) override;
-  std::vector<Pool> value_pools() override { return {{values_.data(), values_.size()}}; }
+  std::vector<Pool> value_pools() override {
+    return {{values_.data(), values_.size(), stride_, def().value_size}};
+  }
 
  private:
   /// Element slot of the longest stored prefix of `key`, or -1 (trie_lookup_elem()).

@@ -62,10 +62,14 @@ class Map {
 
   // ---- storage, for executors' bounds checks and device copies ---------------------------
   /// Contiguous preallocated storage holding every value lookup() can return (the kernel's
-  /// default preallocation). Executors let programs touch exactly these bytes.
+  /// default preallocation). Executors let programs touch exactly these bytes: with `stride`
+  /// set, only the value_size bytes at base + i * stride (i = 0, 1, ...), so that an access
+  /// past one value never reaches the next (the kernel verifier's check_map_access bound).
   struct Pool {
     void* base;
     size_t bytes;
+    uint32_t stride = 0;      ///< bytes from one value to the next; 0: the pool is one region
+    uint32_t value_size = 0;  ///< bytes of each value (<= stride)
   };
   virtual std::vector<Pool> value_pools() = 0;
   /// True when programs may only read the values (BPF_F_RDONLY_PROG, or map types whose

@@ -26,11 +26,23 @@ enum class Fault : uint8_t {
 };
 const char* fault_name(Fault f);
 
-/// Memory the program may touch: [lo, hi) in the executor's address space.
+/// Memory the program may touch: [lo, hi) in the executor's address space. A map value pool
+/// (`stride` set) holds values of `value_size` bytes every `stride` bytes from `lo`: an access
+/// must lie inside one value, as the kernel verifier bounds PTR_TO_MAP_VALUE accesses by
+/// value_size (check_map_access), so no run reaches a neighbouring element through it.
 struct Region {
   uint64_t lo = 0;
   uint64_t hi = 0;
   bool writable = false;
+  uint32_t stride = 0;      ///< bytes from one value to the next; 0: one flat region
+  uint32_t value_size = 0;  ///< bytes of each value when `stride` is set
+
+  /// True when [addr, addr+len) lies inside the region (inside one value of a pool) and is
+  /// writable when `write`.
+  bool holds(uint64_t addr, uint64_t len, bool write) const {
+    return addr >= lo && len <= hi - lo && addr - lo <= hi - lo - len && (!write || writable) &&
+           (!stride || (addr - lo) % stride + len <= value_size);
+  }
 };
 
 struct Run;
@@ -133,10 +145,10 @@ struct Run {
   /// writable when `write`). The ctx object is not a Region: use ctx_load/ctx_store.
   bool can_access(uint64_t addr, uint64_t len, bool write) const {
     for (uint32_t i = 0; i < nregions; ++i)
-      if (in(regions[i], addr, len, write)) return true;
+      if (regions[i].holds(addr, len, write)) return true;
     if (env)
       for (const Region& r : env->static_regions)
-        if (in(r, addr, len, write)) return true;
+        if (r.holds(addr, len, write)) return true;
     return false;
   }
   /// The map an ld_imm64 BPF_PSEUDO_MAP_IDX produced, or nullptr (and a fault) if `ptr` is
@@ -147,12 +159,6 @@ struct Run {
         if (reinterpret_cast<uint64_t>(m.get()) == ptr) return m.get();
     fault = Fault::kBadHelper;
     return nullptr;
-  }
-
- private:
-  static bool in(const Region& r, uint64_t addr, uint64_t len, bool write) {
-    return addr >= r.lo && len <= r.hi - r.lo && addr - r.lo <= r.hi - r.lo - len &&
-           (!write || r.writable);
   }
 };
 

@@ -65,4 +65,13 @@ Program prepare(std::string name, const InsnVec& insns, const Env& env) {
   return p;
 }
 
+void add_value_regions(Env& env) {
+  for (const auto& m : env.maps)
+    for (const auto& p : m->value_pools()) {
+      const auto lo = reinterpret_cast<uint64_t>(p.base);
+      env.static_regions.push_back(
+          Region{lo, lo + p.bytes, !m->prog_readonly(), p.stride, p.value_size});
+    }
+}
+
 }  // namespace knod::vm

@@ -19,4 +19,8 @@ namespace knod::vm {
 ///   - BPF_PSEUDO_FUNC is left for the executor; BPF_PSEUDO_BTF_ID is rejected.
 Program prepare(std::string name, const InsnVec& insns, const Env& env);
 
+/// Appends to env.static_regions one Region per value pool of env.maps (maps::Map::value_pools:
+/// values of value_size bytes every stride bytes; writable unless Map::prog_readonly()).
+void add_value_regions(Env& env);
+
 }  // namespace knod::vm

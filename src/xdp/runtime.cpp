@@ -59,11 +59,7 @@ Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opt
   env_.clock_ns = opts_.clock_ns;
   env_.seed = opts_.seed;
   env_.user = this;
-  for (const auto& m : obj.maps)
-    for (const auto& p : m->value_pools()) {
-      const auto lo = reinterpret_cast<uint64_t>(p.base);
-      env_.static_regions.push_back(vm::Region{lo, lo + p.bytes, !m->prog_readonly()});
-    }
+  vm::add_value_regions(env_);
   // Every program of the object, so PROG_ARRAY slot values (object program indices) resolve.
   // A program that is not XDP-compatible (other helpers) only fails if it is the entry.
   for (size_t i = 0; i < obj.programs.size(); ++i) {

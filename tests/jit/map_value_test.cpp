@@ -14,6 +14,7 @@
 #include "jit/safety.h"
 #include "maps/array.h"
 #include "vm/interp.h"
+#include "vm/prepare.h"
 
 namespace knod::jit {
 namespace {
@@ -162,10 +163,7 @@ struct Fixture {
       }
     env.maps.push_back(map);
     env.helpers = &helpers();
-    for (const auto& p : map->value_pools())
-      env.static_regions.push_back(vm::Region{reinterpret_cast<uint64_t>(p.base),
-                                              reinterpret_cast<uint64_t>(p.base) + p.bytes,
-                                              !map->prog_readonly()});
+    vm::add_value_regions(env);
   }
   // Program: r0 = value[0] of key `key` plus `extra` (a body that runs after the NULL test).
   std::string program(int64_t key, const std::string& extra) const {
@@ -237,6 +235,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"array_negative_key", kA, 0, 1, 0, -1, "", 999, kOk, 0},
         Case{"array_store", kA, 0, 1, 0, 3, "stdw [%r0+0], 42\n", 42, kOk, 42},
         Case{"array_past_last_value", kA, 0, 1, 0, 3, "ldxdw %r3, [%r0+16]\n", 0, kOob, 300},
+        // Per-value bounds (vm::Region::stride): an access straddling two values faults, at a
+        // constant offset and at one the analysis cannot know (7 + 5); inside one it does not.
+        Case{"array_straddle", kA, 0, 1, 0, 1, "ldxdw %r3, [%r0+12]\n", 0, kOob, 100},
+        Case{"array_straddle_variable", kA, 0, 1, 0, 1,
+             "ldxdw %r4, [%r0+8]\nadd %r4, 5\nadd %r0, %r4\nstdw [%r0+0], 1\n", 0, kOob, 100},
+        Case{"array_inside_variable", kA, 0, 1, 0, 1,
+             "ldxdw %r4, [%r0+8]\nadd %r4, 1\nadd %r0, %r4\nstdw [%r0+0], 5\nadd %r0, -8\n", 100,
+             kOk, 100},
+        Case{"percpu_straddle", kP, 0, 4, 0, 3, "ldxw %r3, [%r0+14]\n", 0, kOob, 300},
         Case{"array_readonly_store", kA, BPF_F_RDONLY_PROG, 1, 0, 1, "stdw [%r0+8], 1\n", 0, kOob,
              100},
         Case{"percpu_slot", kP, 0, 4, 2, 1, "", 102, kOk, 102},

@@ -1,4 +1,6 @@
 // prepare(): map references become host values; bad references fail to load.
+#include "vm/prepare.h"
+
 #include <cstring>
 
 #include "base/error.h"
@@ -55,6 +57,30 @@ TEST(Prepare, MapReferences) {
   EXPECT_EQ(interp.run(run2, q, 0, 0), 0x100f0e0d0c0b0a09u);
   EXPECT_EQ(run2.fault, Fault::kNone);
   EXPECT_EQ(map->value[8], 0);  // the program wrote the map value
+}
+
+// add_value_regions: a pool of 12-byte values 16 bytes apart (the ARRAY layout) admits an
+// access inside one value only: not the 4 padding bytes, not one straddling two values.
+TEST(Prepare, ValueRegionsBoundEachValue) {
+  alignas(8) static uint8_t pool[64];
+  class Pool12 : public OneValueMap {
+    std::vector<Pool> value_pools() override { return {{pool, sizeof pool, 16, 12}}; }
+  };
+  Env env;
+  env.maps = {std::make_shared<Pool12>()};
+  add_value_regions(env);
+  ASSERT_EQ(env.static_regions.size(), 1u);
+  const uint64_t lo = reinterpret_cast<uint64_t>(pool);
+  vm::Run run;
+  run.env = &env;
+  EXPECT_TRUE(run.can_access(lo, 12, true));
+  EXPECT_TRUE(run.can_access(lo + 8, 4, true));
+  EXPECT_FALSE(run.can_access(lo + 8, 8, false));  // value 0 bytes 8..15: 4 bytes of padding
+  EXPECT_FALSE(run.can_access(lo + 12, 1, false));
+  EXPECT_FALSE(run.can_access(lo + 12, 8, false));  // padding + the next value
+  EXPECT_TRUE(run.can_access(lo + 48, 12, false));  // the last value
+  EXPECT_FALSE(run.can_access(lo + 60, 4, false));
+  EXPECT_FALSE(run.can_access(lo + 64, 1, false));
 }
 
 TEST(Prepare, BadMapReferencesFail) {

@@ -101,8 +101,10 @@ EXPORT _Bool knod_host_static_ok(run_t* run, uint64_t addr, uint64_t len, _Bool 
     map_t* m = a->maps[i];
     uint64_t lo = (uint64_t)m + m->values_off;
     if (m->type == 3 /* PROG_ARRAY */) continue;
+    /* inside one value: values are value_stride bytes apart (check_map_access's bound) */
     if (in_region(lo, lo + m->values_bytes, addr, len))
-      return !write || !(m->map_flags & BPF_F_RDONLY_PROG);
+      return m->value_stride && (addr - lo) % m->value_stride + len <= m->value_size &&
+             (!write || !(m->map_flags & BPF_F_RDONLY_PROG));
   }
   return 0;
 }

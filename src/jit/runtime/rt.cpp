@@ -22,20 +22,13 @@ extern "C" {
 // The run's regions, then the env's static regions: out of line, so that each checked access
 // inlines only the static_hint compare (most accesses are proven and have no check at all).
 KNOD_HOT static bool check_regions(Run* run, uint64_t addr, uint32_t len, bool write) {
-  for (uint32_t i = 0; i < run->nregions; ++i) {
-    const knod::vm::Region& r = run->regions[i];
-    if (addr >= r.lo && len <= r.hi - r.lo && addr - r.lo <= r.hi - r.lo - len &&
-        (!write || r.writable))
-      return true;
-  }
+  for (uint32_t i = 0; i < run->nregions; ++i)
+    if (run->regions[i].holds(addr, len, write)) return true;
   return knod_host_static_ok(run, addr, len, write);
 }
 
 KNOD_INLINE bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
-  const knod::vm::Region& h = run->static_hint;  // map value pool matched last
-  if (addr >= h.lo && len <= h.hi - h.lo && addr - h.lo <= h.hi - h.lo - len &&
-      (!write || h.writable))
-    return true;
+  if (run->static_hint.holds(addr, len, write)) return true;  // map value pool matched last
   return check_regions(run, addr, len, write);
 }
 

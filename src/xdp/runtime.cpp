@@ -97,79 +97,16 @@ void bump(std::atomic<uint64_t>& c) {  // single writer (the cpu's worker)
 
 Runtime::~Runtime() = default;
 
-void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
-                          uint32_t cpu) {
-  for (uint32_t i = begin; i < end; ++i) {
-    if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
-      const uint8_t* next = batch.frames + size_t(i + 1) * batch.stride + batch.data_off[i + 1];
-      __builtin_prefetch(next, 1);
-      __builtin_prefetch(next + 64, 1);
-    }
-    run_packet(ex, batch, i, cpu);
-  }
-}
-
-RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu) {
-  RunResult res;
-  const uint32_t off = batch.data_off[i], len = batch.data_len[i];
-  const uint32_t meta = batch.meta_len ? batch.meta_len[i] : 0;
-  // test_run refuses frames under ETH_HLEN (bpf_test_init: -EINVAL); so does knod.
-  const bool layout_ok = batch.stride > device::kTailroom && meta <= off && len >= kEthHlen &&
-                         uint64_t(off) + len <= batch.stride - device::kTailroom;
-  Buff* bp = nullptr;
-  if (!layout_ok || cpu >= opts_.ncpus) {
-    res.fault = vm::Fault::kOutOfBounds;
-  } else {
-    // The cpu's Run and Buff are reused: reset field by field (no per-packet zeroing of the
-    // whole Run, whose region table is most of it). Every field a run may change is reset.
-    PerCpu& pc = cpus_[cpu];
-    Buff& b = pc.buff;
-    bp = &b;
-    b.init(batch.frames + size_t(i) * batch.stride, batch.stride, off, len, meta);
-    b.ingress_ifindex = batch.ingress_ifindex ? batch.ingress_ifindex[i] : kLoopbackIfindex;
-    b.rx_queue_index = batch.rx_queue_index ? batch.rx_queue_index[i] : 0;
-    b.egress_ifindex = 0;
-    b.packet_region = -1;
-    b.redirect = 0;
-    b.held_lock = 0;
-    vm::Run& run = pc.run;
-    run.env = &env_;
-    run.cpu = cpu;
-    run.insn_budget = opts_.insn_budget;
-    run.insns_executed = 0;
-    run.nregions = 0;
-    run.tail_calls = 0;
-    run.tail_target = nullptr;
-    run.call_func = nullptr;
-    run.executor = nullptr;
-    run.fault = vm::Fault::kNone;
-    run.fault_pc = 0;
-    run.exit_now = false;
-    run.prng = pc.prng;
-    run.clock_ns = batch.clock_ns ? batch.clock_ns[i] : 0;
-    b.attach(run);  // ctx range and accessors, prog_state, the packet region
-    const vm::Program& prog = *programs_[entry_];
-    if (pc.ex != &ex || pc.ex_serial != ex.serial()) {  // bind once per (cpu, executor)
-      pc.bound = ex.bind(prog, &env_);
-      pc.ex = &ex;
-      pc.ex_serial = ex.serial();
-    }
-    const uint64_t r0 = pc.bound ? ex.run_bound(run, prog, pc.bound, run.ctx_lo, 0)
-                                 : ex.run(run, prog, run.ctx_lo, 0);
-    pc.prng = run.prng;
-    if (b.held_lock)  // only after a fault: the verifier forces the unlock
-      std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
-    res.fault = run.fault;
-    res.fault_pc = run.fault_pc;
-    if (res.fault == vm::Fault::kNone) res.retval = uint32_t(r0);
-  }
+[[gnu::always_inline]] inline RunResult Runtime::finish(device::Batch& batch, uint32_t i,
+                                                        uint32_t cpu, RunResult res,
+                                                        const Buff* b) {
+  if (!b) res.fault = vm::Fault::kOutOfBounds;  // not run: impossible layout or bad cpu
   if (res.fault == vm::Fault::kNone) {
-    const Buff& b = *bp;
     res.verdict = res.retval <= XDP_REDIRECT ? res.retval : uint32_t(XDP_ABORTED);
-    if (res.verdict == XDP_REDIRECT) res.redirect = b.redirect;
-    batch.data_off[i] = uint32_t(b.data - b.data_hard_start);
-    batch.data_len[i] = b.len();
-    if (batch.meta_len) batch.meta_len[i] = b.meta_len();
+    if (res.verdict == XDP_REDIRECT) res.redirect = b->redirect;
+    batch.data_off[i] = uint32_t(b->data - b->data_hard_start);
+    batch.data_len[i] = b->len();
+    if (batch.meta_len) batch.meta_len[i] = b->meta_len();
   } else {
     res.verdict = XDP_ABORTED;
   }
@@ -185,6 +122,93 @@ RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i
   }
   if (opts_.perf || opts_.ringbuf) drain_outputs();
   return res;
+}
+
+// Inlined into both callers (a RunResult copied through memory stalls store forwarding).
+[[gnu::always_inline]] inline RunResult Runtime::run_slot(PerCpu& pc, vm::Executor& ex,
+                                                          device::Batch& batch, uint32_t i,
+                                                          uint32_t cpu) {
+  RunResult res;
+  const uint32_t off = batch.data_off[i], len = batch.data_len[i];
+  const uint32_t meta = batch.meta_len ? batch.meta_len[i] : 0;
+  // test_run refuses frames under ETH_HLEN (bpf_test_init: -EINVAL); so does knod.
+  const bool layout_ok = batch.stride > device::kTailroom && meta <= off && len >= kEthHlen &&
+                         uint64_t(off) + len <= batch.stride - device::kTailroom;
+  if (!layout_ok) return finish(batch, i, cpu, res, nullptr);
+  // The cpu's Run and Buff are reused: every field a run may change is reset here (no
+  // per-packet zeroing of the whole Run, whose region table is most of it); prime() set the
+  // rest.
+  Buff& b = pc.buff;
+  b.init(batch.frames + size_t(i) * batch.stride, batch.stride, off, len, meta);
+  b.ingress_ifindex = batch.ingress_ifindex ? batch.ingress_ifindex[i] : kLoopbackIfindex;
+  b.rx_queue_index = batch.rx_queue_index ? batch.rx_queue_index[i] : 0;
+  b.egress_ifindex = 0;
+  b.redirect = 0;
+  b.held_lock = 0;
+  vm::Run& run = pc.run;
+  run.insns_executed = 0;
+  run.nregions = 1;  // the packet (region 0, b.packet_region); executors add the stack
+  b.sync(run);
+  run.tail_calls = 0;
+  run.tail_target = nullptr;
+  run.fault = vm::Fault::kNone;
+  run.fault_pc = 0;
+  run.exit_now = false;
+  run.prng = pc.prng;
+  run.clock_ns = batch.clock_ns ? batch.clock_ns[i] : 0;
+  const vm::Program& prog = *programs_[entry_];
+  const uint64_t r0 = pc.bound ? ex.run_bound(run, prog, pc.bound, run.ctx_lo, 0)
+                               : ex.run(run, prog, run.ctx_lo, 0);
+  pc.prng = run.prng;
+  if (b.held_lock)  // only after a fault: the verifier forces the unlock
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
+  res.fault = run.fault;
+  res.fault_pc = run.fault_pc;
+  if (res.fault == vm::Fault::kNone) res.retval = uint32_t(r0);
+  return finish(batch, i, cpu, res, &b);
+}
+
+void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
+                          uint32_t cpu) {
+  if (cpu >= opts_.ncpus) {  // a bad worker index: every slot aborted, counted on cpu 0
+    for (uint32_t i = begin; i < end; ++i) finish(batch, i, cpu, RunResult{}, nullptr);
+    return;
+  }
+  PerCpu& pc = prime(ex, cpu);
+  for (uint32_t i = begin; i < end; ++i) {
+    if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
+      const uint8_t* next = batch.frames + size_t(i + 1) * batch.stride + batch.data_off[i + 1];
+      __builtin_prefetch(next, 1);
+      __builtin_prefetch(next + 64, 1);
+    }
+    run_slot(pc, ex, batch, i, cpu);
+  }
+}
+
+RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu) {
+  if (cpu >= opts_.ncpus) return finish(batch, i, cpu, RunResult{}, nullptr);
+  return run_slot(prime(ex, cpu), ex, batch, i, cpu);
+}
+
+// What is the same for every packet a worker runs: the Run's env, cpu, budget and ctx hooks
+// (Buff::attach), the executor binding. Runs change none of it (tail calls and callbacks
+// restore what they set).
+Runtime::PerCpu& Runtime::prime(vm::Executor& ex, uint32_t cpu) {
+  PerCpu& pc = cpus_[cpu];
+  vm::Run& run = pc.run;
+  run.env = &env_;
+  run.cpu = cpu;
+  run.insn_budget = opts_.insn_budget;
+  run.call_func = nullptr;
+  run.executor = nullptr;
+  run.nregions = 0;
+  pc.buff.attach(run);  // ctx range and accessors, prog_state; the packet is region 0
+  if (pc.ex != &ex || pc.ex_serial != ex.serial()) {  // bind once per (cpu, executor)
+    pc.bound = ex.bind(*programs_[entry_], &env_);
+    pc.ex = &ex;
+    pc.ex_serial = ex.serial();
+  }
+  return pc;
 }
 
 void Runtime::emit_trace(uint32_t cpu, std::string_view msg) {

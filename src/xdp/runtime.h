@@ -114,6 +114,11 @@ class Runtime {
   };
   std::unique_ptr<PerCpu[]> cpus_;
   std::mutex sink_mu_;
+
+  PerCpu& prime(vm::Executor& ex, uint32_t cpu);
+  RunResult run_slot(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
+  /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
+  RunResult finish(device::Batch& batch, uint32_t i, uint32_t cpu, RunResult res, const Buff* b);
 };
 
 /// The Runtime of a run, or nullptr (helpers run without one in unit tests).

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <linux/bpf.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "loader/builder.h"
 
 namespace knod::loader {
@@ -12,6 +15,23 @@ namespace knod::loader {
 namespace {
 bool has_prefix(const std::string& s, const std::string& p) {
   return s == p || s.rfind(p + ".", 0) == 0;
+}
+
+/// libbpf's internal_map_name() (tools/lib/bpf/libbpf.c): the object name (file name up to
+/// its first '.') cut so that "<obj><section>" fits BPF_OBJ_NAME_LEN (16) with its NUL; no
+/// prefix for a section with a second '.' (".rodata.str1.1"); characters the kernel refuses
+/// in map names become '_'.
+std::string internal_map_name(const std::string& path, const std::string& section) {
+  std::string obj = path.substr(path.find_last_of('/') + 1);
+  obj = obj.substr(0, obj.find('.'));
+  const size_t sfx = std::max<size_t>(7, section.size());
+  const size_t pfx = section.find('.', 1) != std::string::npos || sfx + 1 >= BPF_OBJ_NAME_LEN
+                         ? 0
+                         : std::min<size_t>(BPF_OBJ_NAME_LEN - sfx - 1, obj.size());
+  std::string name = (obj.substr(0, pfx) + section).substr(0, BPF_OBJ_NAME_LEN - 1);
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') c = '_';
+  return name;
 }
 }  // namespace
 
@@ -24,7 +44,8 @@ void collect_data_maps(Builder& b) {
     if (!ro && !data && !bss) continue;
     if (s.size > (1u << 30)) b.fail(fmt::format("section '{}' is too large", s.name));
     MapSpec spec;
-    spec.name = s.name;
+    spec.name = internal_map_name(b.obj.path, s.name);
+    spec.real_name = s.name;
     spec.def.type = BPF_MAP_TYPE_ARRAY;
     spec.def.key_size = 4;
     spec.def.value_size = uint32_t(s.size);

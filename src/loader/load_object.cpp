@@ -127,7 +127,7 @@ const ProgramSpec* Object::find_program(const std::string& name_or_section) cons
 
 int Object::find_map(const std::string& name) const {
   for (size_t i = 0; i < map_specs.size(); ++i)
-    if (map_specs[i].name == name) return int(i);
+    if (map_specs[i].name == name || map_specs[i].real_name == name) return int(i);
   return -1;
 }
 

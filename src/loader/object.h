@@ -32,7 +32,10 @@ struct ProgramSpec {
 
 /// A map of the object with its resolved definition.
 struct MapSpec {
+  /// The map's name; for .data/.rodata/.bss maps libbpf's internal_map_name(): up to 8 bytes
+  /// of the object's file name, then the section (`vlan.rodata`, as bpftool shows it).
   std::string name;
+  std::string real_name;  ///< internal maps: the ELF section (".rodata"), also found by name
   maps::MapDef def;
   std::vector<uint8_t> init;  ///< initial value bytes for .data/.rodata/.bss (else empty)
   bool legacy = false;        ///< from SEC("maps") struct bpf_map_def
@@ -62,7 +65,9 @@ struct Object {
   std::shared_ptr<struct btf> btf;  ///< may be null (no .BTF section)
 
   const ProgramSpec* find_program(const std::string& name_or_section) const;
-  int find_map(const std::string& name) const;  ///< index or -1
+  /// Index of the map called `name` (or whose real_name is `name`, as libbpf's
+  /// bpf_object__find_map_by_name), or -1.
+  int find_map(const std::string& name) const;
 };
 
 /// Opens and links `path`. Throws knod::Error naming the problem: unreadable or non-ELF file,

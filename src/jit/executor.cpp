@@ -37,6 +37,25 @@ struct RunState {
   const CompiledProgram* prog;
 };
 
+/// Per-thread memo of tail-call targets (direct-mapped by program address): a tail call
+/// taken on every packet must not take the executor's shared lock (an atomic read-modify-write
+/// on one cache line for all workers). Keyed by executor and env serials, never reused.
+struct TailMemo {
+  uint64_t ex_serial = 0, env_serial = 0;
+  const knod::vm::Program* prog = nullptr;
+  const CompiledProgram* cp = nullptr;
+};
+thread_local TailMemo tail_memo[8];
+
+const CompiledProgram& tail_target(JitExecutor& ex, const knod::vm::Program& prog,
+                                   const knod::vm::Env* env) {
+  TailMemo& m = tail_memo[(reinterpret_cast<uintptr_t>(&prog) >> 6) % 8];
+  const uint64_t env_serial = env ? env->serial : 0;
+  if (m.prog != &prog || m.ex_serial != ex.serial() || m.env_serial != env_serial)
+    m = TailMemo{ex.serial(), env_serial, &prog, &ex.compile(prog, env)};
+  return *m.cp;
+}
+
 }  // namespace
 }  // namespace knod::jit
 
@@ -49,7 +68,7 @@ extern "C" uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* f
   run->tail_target = nullptr;
   const CompiledProgram* cp;
   try {
-    cp = &st->self->compile(*target, run->env);
+    cp = &tail_target(*st->self, *target, run->env);
   } catch (const std::exception&) {
     run->fault = knod::vm::Fault::kBadInsn;
     return 0;

@@ -116,7 +116,8 @@ void* HashMap::lookup(const void* key, uint32_t cpu) {
   uint32_t h = table_.hash(key), b = table_.bucket(h);
   uint32_t e = table_.find(b, h, key);  // lock-free, as the kernel's RCU lookup
   if (e == kNil) return nullptr;
-  if (lru_) ref_[e].store(1, std::memory_order_relaxed);
+  // bpf_lru_node_set_ref(): read first, so hot entries' lines are not written by every CPU.
+  if (lru_ && !ref_[e].load(std::memory_order_relaxed)) ref_[e].store(1, std::memory_order_relaxed);
   uint8_t* v = table_.value_at(e);
   if (percpu_) {
     if (cpu >= ncpus_) return nullptr;

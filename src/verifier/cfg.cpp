@@ -98,19 +98,33 @@ std::string check_cfg(const InsnVec& prog) {
       if (!seen[pc]) return fmt::format("insn {}: unreachable insn", pc);
   }
 
-  // Call graph: no recursion, at most kMaxCallDepth frames on any path from main.
+  // Call graph: no recursion, at most kMaxCallDepth frames on any path from main, and at most
+  // kStackSize bytes of stack on any path (kernel check_max_stack_depth: each frame's depth,
+  // the lowest r10 offset it accesses directly, rounded up to 16 as for JITed programs).
   const size_t nsub = sub.size() - 1;
+  std::vector<int> own(nsub, 0);  // bytes below r10 each subprogram touches directly
+  for (size_t pc = 0; pc < n; ++pc) {
+    const Insn& i = prog[pc];
+    const uint8_t cls = BPF_CLASS(i.code);
+    if (second[pc] || (cls != BPF_LDX && cls != BPF_ST && cls != BPF_STX)) continue;
+    const uint8_t base = cls == BPF_LDX || (BPF_MODE(i.code) == BPF_ATOMIC && i.imm == 0x100)
+                             ? i.src_reg
+                             : i.dst_reg;  // BPF_LOAD_ACQ reads [src + off]
+    if (base == 10 && i.off < 0) own[subprog_of(pc)] = std::max(own[subprog_of(pc)], -int(i.off));
+  }
   std::vector<std::vector<std::pair<size_t, size_t>>> callees(nsub);  // (callee, call pc)
   for (size_t pc = 0; pc < n; ++pc)
     if (!second[pc] && is_local_call(prog[pc]))
       callees[subprog_of(pc)].push_back({subprog_of(size_t(int64_t(pc) + 1 + prog[pc].imm)), pc});
-  std::vector<int> state(nsub, 0);  // 0 new, 1 on the DFS path, 2 done
-  std::vector<int> depth(nsub, 0);  // frames below and including this subprogram
+  std::vector<int> state(nsub, 0);               // 0 new, 1 on the DFS path, 2 done
+  std::vector<int> depth(nsub, 0);               // frames below and including this subprogram
+  std::vector<std::pair<int, int>> bytes(nsub);  // deepest stack path from here: bytes, frames
   std::string err;
   std::function<int(size_t)> dfs = [&](size_t s) -> int {
     if (state[s] == 2) return depth[s];
     state[s] = 1;
     int d = 1;
+    std::pair<int, int> below{0, 0};
     for (auto [c, pc] : callees[s]) {
       if (state[c] == 1) {
         err = fmt::format("insn {}: recursive call to insn {}", pc, sub[c]);
@@ -118,8 +132,10 @@ std::string check_cfg(const InsnVec& prog) {
       }
       d = std::max(d, 1 + dfs(c));
       if (!err.empty()) return 0;
+      below = std::max(below, bytes[c]);
     }
     state[s] = 2;
+    bytes[s] = {(own[s] + 15) / 16 * 16 + below.first, below.second + 1};
     return depth[s] = d;
   };
   int frames = dfs(0);
@@ -127,6 +143,9 @@ std::string check_cfg(const InsnVec& prog) {
   if (frames > kMaxCallDepth)
     return fmt::format("insn 0: the call stack of {} frames is too deep (max {})", frames,
                        kMaxCallDepth);
+  if (bytes[0].first > kStackSize)
+    return fmt::format("insn 0: combined stack size of {} calls is {}. Too large", bytes[0].second,
+                       bytes[0].first);
   return "";
 }
 

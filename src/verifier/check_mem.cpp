@@ -41,9 +41,18 @@ std::string check_atomic(const Insn& i) {
   return check_src(i.src_reg);
 }
 
-}  // namespace
+/// A direct frame-pointer access (r10 + off) must lie inside the frame's kStackSize bytes
+/// (kernel check_stack_access_within_bounds: "invalid write to stack R10 off=-520 size=8").
+std::string check_stack_bounds(const Insn& i, uint8_t base, bool write) {
+  if (base != 10) return "";
+  static constexpr int kBytes[4] = {4, 2, 1, 8};  // BPF_W, BPF_H, BPF_B, BPF_DW
+  const int size = kBytes[BPF_SIZE(i.code) >> 3];
+  if (i.off >= -kStackSize && i.off + size <= 0) return "";
+  return "invalid " + std::string(write ? "write to" : "read from") +
+         " stack R10 off=" + std::to_string(i.off) + " size=" + std::to_string(size);
+}
 
-std::string check_mem(const Insn& i) {
+std::string check_mem_fields(const Insn& i) {
   const uint8_t mode = BPF_MODE(i.code);
   switch (BPF_CLASS(i.code)) {
     case BPF_LDX:
@@ -64,6 +73,23 @@ std::string check_mem(const Insn& i) {
       return check_dst_read(i.dst_reg);
   }
   return "not a memory instruction";
+}
+
+}  // namespace
+
+std::string check_mem(const Insn& i) {
+  std::string e = check_mem_fields(i);
+  if (!e.empty()) return e;
+  switch (BPF_CLASS(i.code)) {
+    case BPF_LDX:
+      return check_stack_bounds(i, i.src_reg, false);
+    case BPF_ST:
+      return check_stack_bounds(i, i.dst_reg, true);
+    default:  // BPF_STX, atomics: a load-acquire reads [src + off], the rest write [dst + off]
+      return BPF_MODE(i.code) == BPF_ATOMIC && i.imm == kLoadAcquire
+                 ? check_stack_bounds(i, i.src_reg, false)
+                 : check_stack_bounds(i, i.dst_reg, true);
+  }
 }
 
 std::string check_ld(const Insn* prog, size_t n, size_t pc) {

@@ -16,7 +16,11 @@ namespace knod::verifier {
 ///   - jump or call target outside the program, into the 2nd slot of an ld_imm64, or out of its
 ///     subprogram; a subprogram whose last slot is not `exit` or `ja` (falls off the end);
 ///   - a slot no path from main or a subprogram start reaches ("unreachable insn");
-///   - bpf-to-bpf recursion, or more than kMaxCallDepth frames on a call path.
+///   - bpf-to-bpf recursion, or more than kMaxCallDepth frames on a call path;
+///   - a direct frame-pointer access [r10 + off] outside the frame's kStackSize bytes
+///     ("invalid write to stack R10 off=-520 size=8"), or more than kStackSize bytes of stack
+///     over the frames of a call path ("combined stack size of 2 calls is 528. Too large";
+///     each frame's depth is the lowest r10 offset it accesses directly, rounded up to 16).
 /// Accepted beyond the kernel (for the RFC conformance suite): callx (`call %rN`) and
 /// shift immediates >= the operand width (masked at run time, RFC 9669 §4.1).
 void check_structure(const InsnVec& prog);

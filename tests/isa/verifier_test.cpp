@@ -29,7 +29,10 @@ TEST(Verifier, AcceptsWellFormed) {
       "mov %r0, 0\nja32 +0\nexit",
       "l:\nmov %r0, 0\nja l",  // last insn may be ja (budget stops it)
       "lock cmpxchg [%r10-8], %r1\nexit",
-      "call %r2\nexit",  // callx
+      "call %r2\nexit",                                // callx
+      "stdw [%r10-512], 1\nldxb %r0, [%r10-1]\nexit",  // the frame's first and last bytes
+      // 288 + 224 = 512 bytes over two frames: the kernel's limit exactly
+      "stdw [%r10-288], 0\ncall local f\nexit\nf:\nstdw [%r10-224], 0\nexit",
   };
   for (const char* t : good) EXPECT_EQ(reject_reason(isa::assemble(t)), "") << t;
 }
@@ -81,6 +84,15 @@ TEST(Verifier, RejectsPerKernelRules) {
        "insn 3: unreachable"},
       {"recursion", isa::assemble("call local f\nexit\nf:\ncall local f\nexit"), "recursive"},
       {"kfunc", isa::assemble("call runtime 7\nexit"), "kernel function"},
+      {"stack write below the frame", isa::assemble("stdw [%r10-520], 1\nexit"),
+       "insn 0: invalid write to stack R10 off=-520 size=8"},
+      {"stack read above r10", isa::assemble("ldxw %r0, [%r10-2]\nexit"),
+       "invalid read from stack R10 off=-2 size=4"},
+      {"atomic past r10", isa::assemble("lock add [%r10+0], %r1\nexit"),
+       "invalid write to stack R10 off=0 size=8"},
+      {"combined stack of two frames",
+       isa::assemble("stdw [%r10-304], 0\ncall local f\nexit\nf:\nstdw [%r10-224], 0\nexit"),
+       "combined stack size of 2 calls is 528. Too large"},
       {"jmp32 exit", raw("96 00 00 00 00 00 00 00\n95 00 00 00 00 00 00 00"), "JMP32"},
   };
   for (const auto& b : bad) {

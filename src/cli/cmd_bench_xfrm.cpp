@@ -1,18 +1,22 @@
 // `knod bench --xfrm FILE [--sizes 64,512,1420,imix] [--packets N] [--seconds S]`: for each
 // AEAD SA of FILE (rfc4106(gcm(aes)), rfc7539esp(chacha20,poly1305)), ESP encrypt and decrypt
 // through knod's batch path (esp_encrypt_batch / esp_decrypt_batch, OpenSSL engine) on one
-// core, and raw OpenSSL EVP AEAD on the same buffers (same key, nonce, AAD and lengths).
+// core, raw OpenSSL EVP AEAD on the same buffers (same key, nonce, AAD and lengths), and
+// knod-N: the same batch path with the crypto stage on N threads (`--workers`, default all
+// cores; xfrm/crypto/threaded_engine.h).
 //
 // Method: packets are restored between batches, untimed; each batch is timed with the
-// thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so other processes on the core do not count.
-// knod and raw alternate over 5 rounds; each side reports its best round. Gbps counts the
-// plaintext IP packet bytes (the packet before encrypt = the packet after decrypt).
+// thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so other processes on the core do not count;
+// knod-N with wall time (CLOCK_MONOTONIC: what the threads buy, as `knod bench`'s jit-N).
+// knod, raw and knod-N alternate over 5 rounds; each side reports its best round. Gbps counts
+// the plaintext IP packet bytes (the packet before encrypt = the packet after decrypt).
 #include <fmt/core.h>
 #include <sched.h>
 #include <time.h>
 
 #include <algorithm>
 #include <functional>
+#include <thread>
 
 #include "base/error.h"
 #include "cli/xfrm_bench.h"
@@ -27,9 +31,10 @@ using namespace knod::xfrm;
 
 constexpr int kRounds = 5;
 
-double cpu_now() {
+/// Seconds on the thread's CPU clock (cpu) or the monotonic wall clock.
+double now(bool cpu) {
   timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  clock_gettime(cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &t);
   return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
 }
 
@@ -58,7 +63,7 @@ std::vector<SizeSpec> parse_sizes(const std::string& s) {
   return out;
 }
 
-/// Best-round throughput of one side: seconds of CPU time, packets and plaintext bytes.
+/// Best-round throughput of one side: seconds (CPU or wall), packets and plaintext bytes.
 struct Rate {
   double sec = 0;
   uint64_t packets = 0, bytes = 0;
@@ -66,15 +71,16 @@ struct Rate {
   double gbps() const { return sec > 0 ? bytes * 8 / sec / 1e9 : 0; }
 };
 
-/// One round: prep (untimed) + pass (timed) until `packets` or `seconds`, at least one batch.
+/// One round: prep (untimed) + pass (timed: thread CPU time, or wall time when !cpu) until
+/// `packets` or `seconds`, at least one batch.
 Rate round(const std::function<void()>& prep, const std::function<bool()>& pass, uint32_t count,
-           uint64_t bytes, uint64_t packets, double seconds, const char* what) {
+           uint64_t bytes, uint64_t packets, double seconds, const char* what, bool cpu = true) {
   Rate r;
   do {
     prep();
-    double t0 = cpu_now();
+    double t0 = now(cpu);
     bool ok = pass();
-    r.sec += cpu_now() - t0;
+    r.sec += now(cpu) - t0;
     if (!ok) throw Error(fmt::format("bench: {}: packets failed", what));
     r.packets += count, r.bytes += bytes;
   } while ((!packets || r.packets < packets) && r.sec < seconds);
@@ -85,13 +91,32 @@ Rate best(const Rate& a, const Rate& b) {
   return a.packets == 0 || (b.sec > 0 && b.packets / b.sec > a.packets / a.sec) ? b : a;
 }
 
-void pin_to_current_cpu() {
+/// Pins this thread to the CPU it is on; returns the mask it had (worker threads started
+/// later must get that one back: a thread inherits its creator's mask).
+cpu_set_t pin_to_current_cpu() {
+  cpu_set_t old;
+  CPU_ZERO(&old);
+  sched_getaffinity(0, sizeof old, &old);
   int cpu = sched_getcpu();
-  if (cpu < 0) return;
+  if (cpu < 0) return old;
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   sched_setaffinity(0, sizeof set, &set);  // best effort: the table is valid without it
+  return old;
+}
+
+/// An EspBench whose crypto workers run on any CPU of `all` (this thread stays pinned).
+std::unique_ptr<EspBench> unpinned_bench(const cpu_set_t& all, const SaConfig& s,
+                                         const std::vector<uint32_t>& sizes, uint32_t count,
+                                         uint32_t workers) {
+  cpu_set_t pinned;
+  CPU_ZERO(&pinned);
+  sched_getaffinity(0, sizeof pinned, &pinned);
+  sched_setaffinity(0, sizeof all, &all);
+  auto b = std::make_unique<EspBench>(s, sizes, count, "openssl", workers);
+  sched_setaffinity(0, sizeof pinned, &pinned);
+  return b;
 }
 
 }  // namespace
@@ -106,6 +131,7 @@ std::shared_ptr<XfrmBenchArgs> add_xfrm_bench_options(CLI::App* c) {
       ->check(CLI::Range(0.0, 60.0));
   c->add_option("--xfrm-batch", x->batch, "--xfrm: packets per ESP batch (default 256)")
       ->check(CLI::Range(1u, 4096u));
+  x->workers = c->get_option_no_throw("--workers");  // `bench`'s: threads of knod-N
   return x;
 }
 
@@ -130,7 +156,9 @@ int run_xfrm_bench(const XfrmBenchArgs& a) {
   if (a.packets && a.packets < count) count = uint32_t(a.packets);
   uint64_t per_round = a.packets ? (a.packets + kRounds - 1) / kRounds : 0;
   double sec_round = a.seconds / kRounds;
-  pin_to_current_cpu();
+  uint32_t workers = a.workers && a.workers->count() ? a.workers->as<uint32_t>() : 0;
+  if (!workers) workers = std::max(1u, std::thread::hardware_concurrency());
+  const cpu_set_t all_cpus = pin_to_current_cpu();
 
   for (const SaConfig& s : cfg.states)
     if (!bench_aead(s))
@@ -140,10 +168,11 @@ int run_xfrm_bench(const XfrmBenchArgs& a) {
       "ESP on 1 core, batches of {} packets, OpenSSL engine; raw = OpenSSL EVP AEAD alone on the "
       "same buffers\n(same key, nonce, AAD, lengths). Gbps = plaintext IP packet bytes; imix = "
       "64/576/1500 B at 7:4:1.\nBest of {} alternating rounds, thread CPU time; packets "
-      "restored between batches, untimed.\n",
-      count, kRounds);
-  fmt::print("{:<10} {:<18} {:<3} {:>5} {:>10} {:>10} {:>9} {:>9}\n", "spi", "alg", "dir", "size",
-             "knod Mpps", "knod Gbps", "raw Gbps", "knod/raw");
+      "restored between batches, untimed.\nknod-N: the crypto stage of each batch on {} "
+      "thread{} (wall time); N/1 = knod-N Gbps / knod Gbps.\n",
+      count, kRounds, workers, workers == 1 ? "" : "s");
+  fmt::print("{:<10} {:<18} {:<3} {:>5} {:>10} {:>10} {:>9} {:>9} {:>11} {:>6}\n", "spi", "alg",
+             "dir", "size", "knod Mpps", "knod Gbps", "raw Gbps", "knod/raw", "knod-N Gbps", "N/1");
   // The min ratio is reported at 1420 B, or at the largest fixed size when 1420 is not run.
   std::string min_label;
   uint32_t largest = 0;
@@ -158,13 +187,21 @@ int run_xfrm_bench(const XfrmBenchArgs& a) {
     for (const SizeSpec& sp : specs) {
       EspBench xe(s, sp.sizes, count), xd(s, sp.sizes, count);
       xd.seal();
+      std::unique_ptr<EspBench> ne = unpinned_bench(all_cpus, s, sp.sizes, count, workers),
+                                nd = unpinned_bench(all_cpus, s, sp.sizes, count, workers);
+      nd->seal();
       RawAead raw_enc(s, 1), raw_dec(s, 0);
       for (int enc : {1, 0}) {
-        Rate k, r;
+        Rate k, r, kn;
         auto prep_e = [&] { xe.reset(); };
         auto prep_d = [&] { xd.reset(); };
         std::function<bool()> knod_pass = enc ? std::function<bool()>([&] { return xe.encrypt(); })
                                               : std::function<bool()>([&] { return xd.decrypt(); });
+        std::function<void()> n_prep = enc ? std::function<void()>([&] { ne->reset(); })
+                                           : std::function<void()>([&] { nd->reset(); });
+        std::function<bool()> n_pass = enc ? std::function<bool()>([&] { return ne->encrypt(); })
+                                           : std::function<bool()>([&] { return nd->decrypt(); });
+        const uint64_t n_bytes = enc ? ne->plain_bytes : nd->plain_bytes;
         RawAead& ra = enc ? raw_enc : raw_dec;
         auto raw_pass = [&] { return ra.run(xd.ops.data(), count); };
         for (int i = 0; i < kRounds; ++i) {
@@ -176,10 +213,16 @@ int run_xfrm_bench(const XfrmBenchArgs& a) {
                               "knod decrypt"));
           r = best(r, round(prep_d, raw_pass, count, xd.plain_bytes, per_round, sec_round,
                             enc ? "raw encrypt" : "raw decrypt"));
+          kn = best(kn, round(n_prep, n_pass, count, n_bytes, per_round, sec_round,
+                              enc ? "knod-N encrypt" : "knod-N decrypt", false));
         }
         double ratio = r.gbps() > 0 ? 100 * k.gbps() / r.gbps() : 0;
-        fmt::print("0x{:08x} {:<18} {:<3} {:>5} {:>10.3f} {:>10.2f} {:>9.2f} {:>8.1f}%\n", s.spi,
-                   alg, enc ? "enc" : "dec", sp.label, k.mpps(), k.gbps(), r.gbps(), ratio);
+        double scale = k.gbps() > 0 ? kn.gbps() / k.gbps() : 0;
+        fmt::print(
+            "0x{:08x} {:<18} {:<3} {:>5} {:>10.3f} {:>10.2f} {:>9.2f} {:>8.1f}% {:>11.2f} "
+            "{:>5.2f}x\n",
+            s.spi, alg, enc ? "enc" : "dec", sp.label, k.mpps(), k.gbps(), r.gbps(), ratio,
+            kn.gbps(), scale);
         std::fflush(stdout);
         if (sp.label != "imix" && sp.sizes[0] == min_size && ratio < min_ratio)
           min_ratio = ratio,

@@ -35,8 +35,8 @@ bool bench_aead(const SaConfig& c) {
 }
 
 EspBench::EspBench(const SaConfig& cfg, const std::vector<uint32_t>& sizes, uint32_t n,
-                   const char* engine)
-    : count(n), eng(make_engine(engine)) {
+                   const char* engine, uint32_t workers)
+    : count(n), eng(make_engine(engine, workers)) {
   SaConfig c = cfg;
   c.limits = Limits{};
   sad.add(c);

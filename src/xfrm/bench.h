@@ -31,11 +31,12 @@ bool bench_aead(const SaConfig& c);
 
 /// `count` plaintext IPv4/UDP packets (transport mode: the SA's own addresses and family)
 /// whose IP lengths cycle through `sizes` (bytes), in slots of kBenchStride at kBenchHead, and
-/// a one-SA SAD (`cfg` without lifetime limits) with its crypto engine.
+/// a one-SA SAD (`cfg` without lifetime limits) with its crypto engine, whose crypto stage
+/// runs on `workers` threads (make_engine(engine, workers); 1: inline on the caller).
 /// Throws knod::Error for a size outside 28..1800 bytes or an engine that is not available.
 struct EspBench {
   EspBench(const SaConfig& cfg, const std::vector<uint32_t>& sizes, uint32_t count,
-           const char* engine = "openssl");
+           const char* engine = "openssl", uint32_t workers = 1);
   ~EspBench();
 
   /// Restores every slot (bytes, offset, length) from the pristine copy.

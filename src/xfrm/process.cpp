@@ -1,4 +1,14 @@
 // Batch drivers: prepare every packet, one engine call, finish every packet (VPP style).
+//
+// Who touches what (no data race by construction):
+//  - prepare (serial, caller thread, packet order): SAD lookup, outbound sequence numbers and
+//    lifetime shares (esp_out_admit), CBC IVs (RAND_bytes), the inbound window pre-check and
+//    batch_top; writes each packet's headers and its CryptoOp.
+//  - crypto (one engine call; a ThreadedEngine splits it over worker threads, each with its
+//    own EVP contexts): op k reads/writes only packet k's bytes and ops[k].ok. No SA state.
+//  - finish (serial, caller thread, packet order, SA lock held over a run of its packets): the
+//    window re-check and advance, lifetime, ICV verdict, decapsulation, counters.
+// So the result does not depend on the number of crypto threads (tests/xfrm/test_threads.cpp).
 #include <openssl/rand.h>
 
 #include <vector>

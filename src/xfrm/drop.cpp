@@ -8,7 +8,7 @@ const char* drop_name(Drop d) {
       "replay",       "replay-window", "integrity-failed", "bad-padding",
       "dummy",        "no-policy",     "no-state",         "seq-overflow",
       "too-big",      "expired",       "malformed",        "state-mismatch",
-      "policy-block", "tmpl-mismatch"};
+      "policy-block", "tmpl-mismatch", "no-policy-in"};
   static_assert(sizeof names / sizeof *names == uint32_t(Drop::kCount));
   return uint32_t(d) < uint32_t(Drop::kCount) ? names[uint32_t(d)] : "?";
 }
@@ -40,6 +40,8 @@ const char* xfrm_stat_name(Drop d, bool in) {
       return "XfrmInPolBlock";
     case Drop::kTmplMismatch:
       return "XfrmInTmplMismatch";
+    case Drop::kNoPols:
+      return "XfrmInNoPols";
     default:
       return nullptr;
   }

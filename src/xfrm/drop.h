@@ -25,6 +25,7 @@ enum class Drop : uint8_t {
   kStateMismatch,  ///< decrypted packet outside the SA's `sel` (XfrmInStateMismatch)
   kPolBlock,      ///< decrypted packet matches a `dir in` policy with action block (XfrmInPolBlock)
   kTmplMismatch,  ///< the `dir in` policy's tmpl does not name the SA used (XfrmInTmplMismatch)
+  kNoPols,        ///< decrypted by a tunnel-mode SA, no `dir in` policy matches (XfrmInNoPols)
   kCount
 };
 

@@ -44,8 +44,10 @@ struct SaLock {
 
 /// The kernel's inbound policy check on a decrypted packet (__xfrm_policy_check): the SA's
 /// own selector, then the best `dir in` policy: block, or a template the SA must satisfy
-/// (a tunnel-mode SA needs one). No `dir in` policy: accepted (see docs: the kernel counts
-/// XfrmInNoPols for tunnel mode there; knod runs SAs without policies).
+/// (a tunnel-mode SA needs one). No `dir in` policy matches: a tunnel-mode SA's packet is
+/// dropped (XfrmInNoPols, secpath_has_nontransport), a transport-mode one accepted. Only when
+/// the SPD has `dir in` policies: knod also runs SA-only and outbound-only configurations,
+/// where the kernel would drop every tunnel-mode packet (docs/ARCHITECTURE.md, xfrm).
 Drop in_policy_check(const Spd* spd, const SaConfig& sa, const uint8_t* ip, uint32_t len) {
   if ((!spd || !spd->size()) && sa.sel.src.addr.family == 0 && sa.sel.dst.addr.family == 0 &&
       !sa.sel.proto && !sa.sel.sport && !sa.sel.dport)
@@ -55,7 +57,7 @@ Drop in_policy_check(const Spd* spd, const SaConfig& sa, const uint8_t* ip, uint
   if (!selector_match(sa.sel, k)) return Drop::kStateMismatch;
   if (!spd || !spd->size()) return Drop::kOk;
   const Policy* pol = spd->lookup(Dir::kIn, k);
-  if (!pol) return Drop::kOk;
+  if (!pol) return sa.mode == Mode::kTunnel && spd->count(Dir::kIn) ? Drop::kNoPols : Drop::kOk;
   if (pol->action == Action::kBlock) return Drop::kPolBlock;
   if (pol->has_tmpl ? !tmpl_match(pol->tmpl, sa) : sa.mode == Mode::kTunnel)
     return Drop::kTmplMismatch;

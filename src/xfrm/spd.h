@@ -56,6 +56,12 @@ class Spd {
   /// Best (lowest priority value, then first added) policy of `dir` matching `k`; or nullptr.
   const Policy* lookup(Dir dir, const FlowKey& k) const;
   uint32_t size() const { return uint32_t(pols_.size()); }
+  /// Number of policies of direction `dir`.
+  uint32_t count(Dir dir) const {
+    uint32_t n = 0;
+    for (const Policy& p : pols_) n += p.dir == dir;
+    return n;
+  }
   const Policy& operator[](uint32_t i) const { return pols_[i]; }
 
  private:

@@ -208,11 +208,37 @@ TEST(XfrmParity, InboundPolicyBlockAndTemplate) {
   p.enc({kInner, other, third, fourth, none}, ce, &esp);
   EXPECT_EQ(p.dec(esp, cd, &spd),
             (std::vector<Drop>{Drop::kOk, Drop::kPolBlock, Drop::kTmplMismatch, Drop::kTmplMismatch,
-                               Drop::kOk}));
+                               Drop::kNoPols}));
   EXPECT_EQ(cd[Drop::kPolBlock], 1u);
   EXPECT_EQ(cd[Drop::kTmplMismatch], 2u);
+  EXPECT_EQ(cd[Drop::kNoPols], 1u);  // tunnel mode, no `dir in` policy: secpath_has_nontransport
+  EXPECT_STREQ(xfrm_stat_name(Drop::kNoPols, true), "XfrmInNoPols");
   EXPECT_STREQ(xfrm_stat_name(Drop::kPolBlock, true), "XfrmInPolBlock");
   EXPECT_STREQ(xfrm_stat_name(Drop::kTmplMismatch, true), "XfrmInTmplMismatch");
+}
+
+// No `dir in` policy for the decrypted packet: a transport-mode SA's packet is accepted, a
+// tunnel-mode one dropped (__xfrm_policy_check: secpath_has_nontransport -> XfrmInNoPols).
+TEST(XfrmParity, NoInboundPolicyDropsTunnelModeOnly) {
+  const std::string transport =
+      "ip xfrm state add src 10.1.0.5 dst 10.2.0.9 proto esp spi 0x11 reqid 2 mode transport "
+      "replay-window 32 ";
+  XfrmConfig c = parse_text(
+      "ip xfrm policy add src 10.7.0.0/16 dst 10.2.0.0/16 dir in tmpl src 192.0.2.1 dst "
+      "192.0.2.2 proto esp reqid 1 mode tunnel\n");
+  Spd spd;
+  for (auto& pol : c.policies) spd.add(pol);
+  Counters ce, cd;
+  std::vector<Bytes> esp;
+  Pair tun(kSa + kGcm, kSa + kGcm);
+  tun.enc({kInner, kInner}, ce, &esp);
+  // The window moved for the dropped packet (xfrm_input advances it before the policy check).
+  EXPECT_EQ(tun.dec({esp[0], esp[0]}, cd, &spd), (std::vector<Drop>{Drop::kNoPols, Drop::kReplay}));
+  EXPECT_EQ(tun.dec({esp[1]}, cd, nullptr), std::vector<Drop>{Drop::kOk});  // no SPD: no check
+  Pair tr(transport + kGcm, transport + kGcm);
+  esp.clear();
+  tr.enc({kInner}, ce, &esp);
+  EXPECT_EQ(tr.dec(esp, cd, &spd), std::vector<Drop>{Drop::kOk});
 }
 
 // Tunnel decapsulation with an outer CE mark on an ECT inner packet sets CE (RFC 6040) and

@@ -53,7 +53,9 @@ inline bool ip6_transport_split(const uint8_t* ip, uint32_t len, uint32_t& off, 
 /// length), as the kernel's receive path reaches ESP (ip6_input: hop-by-hop first only;
 /// routing and destination-options handlers in between).
 /// Out: `off`, bytes from `ip` to the first header that is not hop-by-hop (first only),
-/// routing or destination options; `nh_off`, offset of the Next Header byte naming it.
+/// routing or destination options; `nh_off`, offset of the Next Header byte naming it. A
+/// routing header with Segments Left != 0 ends the walk there (`off` at it: the packet is
+/// routed on, not delivered to ESP here; RFC 8200 §4.4, ipv6_rthdr_rcv).
 /// Returns false for a truncated chain, a hop-by-hop header not first (RFC 8200 §4.3), a
 /// fragment header (reassemble first, as for IPv4 fragments) or more than kIp6MaxExtHdrs.
 inline bool ip6_skip_ext(const uint8_t* ip, uint32_t len, uint32_t& off, uint32_t& nh_off) {
@@ -63,7 +65,8 @@ inline bool ip6_skip_ext(const uint8_t* ip, uint32_t len, uint32_t& off, uint32_
     uint8_t nh = ip[nh_off];
     if (nh == kNhFragment || (nh == kNhHopByHop && n != 0)) return false;
     if (nh != kNhHopByHop && nh != kNhRouting && nh != kNhDestOpts) return true;
-    if (n == kIp6MaxExtHdrs || off + 2 > len) return false;
+    if (n == kIp6MaxExtHdrs || off + 4 > len) return false;
+    if (nh == kNhRouting && ip[off + 3] != 0) return true;  // segments left: not for us yet
     uint32_t hl = ip6_ext_len(ip + off);
     if (off + hl > len) return false;
     nh_off = off;

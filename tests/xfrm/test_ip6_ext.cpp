@@ -129,6 +129,26 @@ TEST(XfrmIp6Ext, AeadRoundTripWithExtensionHeaders) {
   EXPECT_EQ(d, orig);
 }
 
+// A routing header with Segments Left != 0 in front of ESP: the packet is routed on, not
+// delivered to ESP here (RFC 8200 §4.4, ipv6_rthdr_rcv): passed through, not decrypted.
+TEST(XfrmIp6Ext, RoutingHeaderWithSegmentsLeftIsNotForUs) {
+  Fixture f(
+      "ip xfrm state add src 2001:db8::1 dst 2001:db8::2 proto esp spi 0x601 mode transport "
+      "replay-window 64 aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128");
+  Bytes orig = ipv6("2001:db8::1", "2001:db8::2", 0,
+                    cat({opts(43), routing(60), opts(17), udp(1, 2, counting(100))}));
+  Bytes e, d;
+  ASSERT_EQ(f.enc(orig, &e), Drop::kOk);
+  ASSERT_EQ(e[48], kProtoEsp);  // the routing header (at 48) names ESP
+  Bytes routed = e;
+  routed[51] = 1;  // Segments Left
+  EXPECT_EQ(f.dec(routed, &d), Drop::kNotEsp);
+  EXPECT_EQ(d, routed);  // unchanged
+  EXPECT_EQ(f.cin.packets, 0u);
+  ASSERT_EQ(f.dec(e, &d), Drop::kOk);  // segments left 0: delivered, decrypted
+  EXPECT_EQ(d, orig);
+}
+
 // ESP-in-UDP over IPv6 transport: the UDP header goes where ESP would, and its checksum
 // (RFC 8200 §8.1) is set over the UDP header where it is.
 TEST(XfrmIp6Ext, EspInUdpAfterHopByHop) {
@@ -238,8 +258,9 @@ TEST(XfrmIp6Ext, TruncationsAndFlipsOfTheChain) {
   ASSERT_EQ(f.dec(e, &d), Drop::kOk);
   EXPECT_EQ(d, orig);
   // Flips inside the chain (not covered by ESP's ICV): a changed Next Header (40, 48, 56)
-  // is not ESP, a changed Hdr Ext Len (41, 49, 57) runs past the packet; the other 34
-  // still parse and reach the replay window, which `e` already moved.
+  // is not ESP, nor is a routing header with Segments Left set (59: routed on); a changed
+  // Hdr Ext Len (41, 49, 57) runs past the packet; the other 33 still parse and reach the
+  // replay window, which `e` already moved.
   std::vector<Bytes> chain;
   for (size_t i = 40; i < 80; ++i) {
     Bytes x = e;
@@ -252,9 +273,9 @@ TEST(XfrmIp6Ext, TruncationsAndFlipsOfTheChain) {
   drops = 0;
   for (auto v : c2.drops) drops += v;
   EXPECT_EQ(drops, b2.b.count);
-  EXPECT_EQ(c2[Drop::kNotEsp], 3u);
+  EXPECT_EQ(c2[Drop::kNotEsp], 4u);
   EXPECT_EQ(c2[Drop::kMalformed], 3u);
-  EXPECT_EQ(c2[Drop::kReplay], 34u);
+  EXPECT_EQ(c2[Drop::kReplay], 33u);
 }
 
 TEST(XfrmIp6Ext, FlowKeyLooksPastTheChain) {

@@ -3,7 +3,9 @@
 # conformance suite on `cuda`, compares every example XDP program on `cuda` with the CPU
 # (per-packet verdict, redirect, fault, bytes, then map contents), runs `knod run --device
 # cuda` on the bundled examples and compares its pcaps, map dump and stats byte for byte with
-# `--device cpu --workers 1`, then benchmarks CUDA:
+# `--device cpu --workers 1`, the same in persistent mode (`--persistent`: one resident kernel
+# fed through the mailbox ring) with its batch latency p50/p99 under a batch timeout, then
+# benchmarks CUDA:
 # Mpps per example at batch sizes 1K/16K/64K/1M with 64 B and 1500 B packets, device-resident
 # and end-to-end through pinned host memory, with batch latency p50/p99.
 # Writes the results table to $OUT/gpu-check.md if OUT is set, else to stdout.
@@ -45,7 +47,8 @@ EXAMPLES="l4lb ddos vlan icmp_echo proto_count tailcall nat44 router"
 log "configure + build ($BUILD, -j$JOBS)"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$WORK/cmake.log" 2>&1 ||
   { tail -30 "$WORK/cmake.log"; exit 1; }
-ninja -C "$BUILD" -j"$JOBS" test_gpu_cuda_run test_gpu_nodriver knod_gpu_bench knod_devices_cli knod \
+ninja -C "$BUILD" -j"$JOBS" test_gpu_cuda_run test_gpu_cuda_persistent test_gpu_nodriver \
+  knod_gpu_bench knod_devices_cli knod \
   $(for e in $EXAMPLES; do printf 'xdp_example_%s ' "$e"; done) \
   >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; exit 1; }
 T=$BUILD/tests/gpu
@@ -142,7 +145,7 @@ declare -A RUN_PCAP=(
   [l4lb]=iperf3-tcp [ddos]=iperf3-udp [vlan]=vlan [icmp_echo]=ping4 [proto_count]=frag
   [tailcall]=http [nat44]=iperf3-tcp [router]=http
 )
-knod_run() {  # example device batch outdir
+knod_run() {  # example device batch outdir [more knod run options]
   local ex=$1 dev=$2 batch=$3 d=$4 maps=()
   mkdir -p "$d"
   [ -f "$ROOT/examples/xdp/$ex.maps.json" ] && maps=(--map-load "$ROOT/examples/xdp/$ex.maps.json")
@@ -151,7 +154,7 @@ knod_run() {  # example device batch outdir
     --batch "$batch" --clock-ns 1000000000 --seed 7 -q -w "$d/all.pcap" \
     --aborted "$d/aborted.pcap" --drop "$d/drop.pcap" --pass "$d/pass.pcap" --tx "$d/tx.pcap" \
     --redirect "$d/redirect.pcap" --map-dump "$d/maps.json" --stats "$d/stats.json" \
-    2>"$d/err" || return 1
+    "${@:5}" 2>"$d/err" || return 1
   sed -i 's/"device": "[^"]*"/"device": "X"/' "$d/stats.json"
 }
 same_outputs() { diff -r -x err "$1" "$2" >/dev/null; }
@@ -181,6 +184,53 @@ for ex in $EXAMPLES; do
   row "| $ex | ${RUN_PCAP[$ex]} | $r1 | $r256 |"
 done
 diff_fail=$((diff_fail + run_fail))
+
+# ---- 3c. persistent mode: knod run --persistent vs --device cpu --------------------------
+# The same outputs as the CPU with one resident kernel fed through the 3-slot mailbox ring
+# (batch 1: see 3b); then batch 256 with a 50 us batch timeout for the latency figures
+# (first packet read to results back, per batch; the stats' "persistent" object).
+log "knod run --device $DEVICE --persistent"
+row ""
+row "## knod run --persistent: $DEVICE (mailbox ring) vs cpu"
+row ""
+"$T/test_gpu_cuda_persistent" >"$WORK/persistent-tests.txt" 2>&1 || true
+ppass=$(grep -c '^\[       OK \]' "$WORK/persistent-tests.txt" || true)
+pfail=$(grep -c '^\[  FAILED  \].* ms)$' "$WORK/persistent-tests.txt" || true)
+row "test_gpu_cuda_persistent (sessions vs CPU JIT, ring wrap-around, stop in flight): $ppass passed, $pfail failed"
+row ""
+row "| example | capture | batch 1 | batch 256, 50 us timeout: batches (cut by timeout) | latency p50 us | p99 us |"
+row "|---|---|---|---|---|---|"
+# stats.json minus its "persistent" object, for comparison with the CPU's.
+stats_core() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s.pop("persistent",None); print(json.dumps(s,sort_keys=True))' "$1"; }
+# "batches by_timeout p50_us p99_us" from a --persistent run's stats.json.
+stats_latency() { python3 -c 'import json,sys; q=json.load(open(sys.argv[1]))["persistent"]; print(q["batches"], q["batches_by_timeout"], "%.1f" % (q["latency_p50_ns"]/1e3), "%.1f" % (q["latency_p99_ns"]/1e3))' "$1"; }
+same_persistent() {  # cpu-dir persistent-dir
+  diff -r -x err -x stats.json "$1" "$2" >/dev/null &&
+    [ "$(stats_core "$1/stats.json")" = "$(stats_core "$2/stats.json")" ]
+}
+pers_fail=$pfail
+for ex in $EXAMPLES; do
+  W=$WORK/run-$ex
+  [ -f "$W/cpu/stats.json" ] || continue  # no CPU reference (3b reported it)
+  if ! knod_run "$ex" "$DEVICE" 1 "$W/pers1" --persistent; then
+    msg=$(head -1 "$W/pers1/err")
+    case "$msg" in
+      *"not supported on cuda yet"*) row "| $ex | ${RUN_PCAP[$ex]} | unsupported | | | |" ;;
+      *) row "| $ex | ${RUN_PCAP[$ex]} | **error**: $msg | | | |"; pers_fail=$((pers_fail + 1)) ;;
+    esac
+    continue
+  fi
+  r1="same"
+  same_persistent "$W/cpu" "$W/pers1" || { r1="**DIFFERS**: $(diff -rq -x err "$W/cpu" "$W/pers1" | head -3 | tr '\n' ' ')"; pers_fail=$((pers_fail + 1)); }
+  lat="error: see log"
+  p50="" p99=""
+  if knod_run "$ex" "$DEVICE" 256 "$W/pers256" --persistent --batch-timeout-us 50; then
+    read -r nb nt p50 p99 < <(stats_latency "$W/pers256/stats.json")
+    lat="$nb ($nt)"
+  fi
+  row "| $ex | ${RUN_PCAP[$ex]} | $r1 | $lat | $p50 | $p99 |"
+done
+diff_fail=$((diff_fail + pers_fail))
 
 # ---- 4. benchmark ----------------------------------------------------------------------
 if [ "${SKIP_BENCH:-0}" != 1 ]; then

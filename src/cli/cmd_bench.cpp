@@ -325,7 +325,9 @@ KNOD_COMMAND(bench) {
                 ".maps.json and capture");
   c->add_option("--pcap-dir", a->pcap_dir, "captures for --examples (default: examples/pcap)");
   c->add_option("--device", a->device, "columns: interp, cpu, or interp,cpu (default)");
-  c->add_option("--workers", a->workers, "threads for jit-N (default: all cores)");
+  c->add_option("--workers", a->workers,
+                "threads for jit-N and, with --xfrm, knod-N (default: all cores)")
+      ->check(CLI::Range(1u, 1024u));
   c->add_option("--chunk", a->chunk, "packets a CPU worker claims at a time")
       ->check(CLI::Range(1u, 1u << 20));
   c->add_option("--repeat", a->repeat, "runs of every packet (kernel: test_run repeat)")

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "cli/command.h"
+#include "cli/gpu_session.h"
 #include "cli/load_args.h"
 #include "cli/xdp_job.h"
 #include "device/batch.h"
@@ -34,6 +35,8 @@ struct RunArgs {
   uint64_t clock_ns = 0, seed = 0, insn_budget = 1'000'000;
   bool pcap_clock = false;
   bool quiet = false;
+  bool persistent = false;        // GPU: persistent kernel session (mailbox ring)
+  uint64_t batch_timeout_us = 0;  // --persistent: cut a batch this long after its first packet
 };
 
 std::string hex(const uint8_t* p, size_t n) {
@@ -149,11 +152,18 @@ int run(const RunArgs& a) {
   jo.workers = workers;
   jo.progress = !a.quiet && isatty(STDERR_FILENO);
   jo.pcap_clock = a.pcap_clock;
+  jo.persistent = a.persistent;
+  jo.batch_timeout_ns = a.batch_timeout_us * 1000;
+  if (a.batch_timeout_us && !a.persistent)
+    throw knod::Error("--batch-timeout-us: only with --persistent");
+  if (a.persistent && !dev.batch)
+    throw knod::Error(
+        fmt::format("--persistent: needs a GPU device (cuda[:N] or gpusim), not {}", a.device));
   if (a.pcap_clock && a.clock_ns)
     throw knod::Error("--pcap-clock and --clock-ns both set the clock: choose one");
   std::unique_ptr<knod::cli::XfrmStage> xfrm;
   if (!a.xfrm.empty())
-    xfrm = std::make_unique<knod::cli::XfrmStage>(a.xfrm, a.xfrm_dir, a.xfrm_engine);
+    xfrm = std::make_unique<knod::cli::XfrmStage>(a.xfrm, a.xfrm_dir, a.xfrm_engine, workers);
   jo.xfrm = xfrm.get();
   knod::cli::JobResult r = knod::cli::run_pcap_job(rt, dev, jo);
   if (jo.progress) fmt::print(stderr, "\r");
@@ -177,6 +187,12 @@ int run(const RunArgs& a) {
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
                  r.seconds * 1e9 / r.packets);
+    if (a.persistent)
+      fmt::print(
+          "persistent: {} batches ({} cut by the timeout), latency p50 {:.1f} us p99 {:.1f} us\n",
+          r.batch_latency_ns.size(), r.batches_by_timeout,
+          knod::cli::percentile_ns(r.batch_latency_ns, 50) / 1e3,
+          knod::cli::percentile_ns(r.batch_latency_ns, 99) / 1e3);
   }
   // Every warning on one stderr line: packets not run, a capture cut short.
   std::vector<std::string> warn;
@@ -214,6 +230,12 @@ int run(const RunArgs& a) {
     e["skipped_runt"] = r.skipped_runt;
     e["truncated_capture"] = r.truncated;
     if (xfrm) s["xfrm"] = xfrm->stats_json();
+    if (a.persistent)
+      s["persistent"] = {{"batches", r.batch_latency_ns.size()},
+                         {"batches_by_timeout", r.batches_by_timeout},
+                         {"batch_timeout_us", a.batch_timeout_us},
+                         {"latency_p50_ns", knod::cli::percentile_ns(r.batch_latency_ns, 50)},
+                         {"latency_p99_ns", knod::cli::percentile_ns(r.batch_latency_ns, 99)}};
     stats_f << s.dump(2) << "\n";
     if (!stats_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.stats, strerror(errno)));
@@ -252,8 +274,16 @@ KNOD_COMMAND(run) {
   c->add_option("--workers", a->workers,
                 "CPU device threads (default: all cores; interp: 1). Packets of a batch run "
                 "concurrently: use 1 for the kernel's one-by-one order with stateful programs. "
-                "GPU devices: virtual CPUs, lane i of a batch is CPU i % N (default 1)");
+                "GPU devices: virtual CPUs, lane i of a batch is CPU i % N (default 1). --xfrm: "
+                "also the threads of each ESP batch's crypto")
+      ->check(CLI::Range(1u, 1024u));
   c->add_option("--batch", a->batch, "packets per batch")->check(CLI::Range(1u, 1u << 20));
+  c->add_flag("--persistent", a->persistent,
+              "GPU devices (cuda, gpusim): one resident kernel fed batches through a 3-slot "
+              "mailbox ring instead of a launch per batch; maps are written back at the end");
+  c->add_option("--batch-timeout-us", a->batch_timeout_us,
+                "--persistent: cut a batch this many us after its first packet was read, even "
+                "if it holds fewer than --batch packets (latency control; 0: never)");
   c->add_option("--ifindex", a->ifindex, "xdp_md->ingress_ifindex");
   c->add_option("--rxq", a->rxq, "xdp_md->rx_queue_index");
   c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "cli/gpu_session.h"
 #include "device/cpu/cpu_device.h"
 #include "device/cpu/frame_buffer.h"
 #include "device/gpu/host_sim.h"
@@ -101,13 +102,14 @@ struct BatchStore {
 
 constexpr uint32_t kXfrmStride = 8192, kXfrmHead = 256;  // room for any XDP frame + ESP
 
-XfrmStage::XfrmStage(const std::string& file, const std::string& d, const std::string& engine)
+XfrmStage::XfrmStage(const std::string& file, const std::string& d, const std::string& engine,
+                     uint32_t workers)
     : engine_name(engine) {
   if (d != "in" && d != "out") throw Error(fmt::format("--xfrm-dir '{}': expected in or out", d));
   dir = d == "in" ? xfrm::Dir::kIn : xfrm::Dir::kOut;
   xfrm::XfrmConfig cfg = xfrm::parse_file(file);
   xfrm::install(cfg, sad, spd);  // state add / update with the kernel's EEXIST / ESRCH
-  eng = xfrm::make_engine(engine);
+  eng = xfrm::make_engine(engine, workers);
   xfrm::engine_load(*eng, sad);
 }
 
@@ -262,10 +264,15 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     gpu->load(rt.env(), entry_index(rt), device::gpu::Mode::kXdp);
   else
     ex->bind(rt.program(), &rt.env());
+  std::optional<GpuSession> session;  // --persistent
+  if (opts.persistent) {
+    if (!gpu) throw Error("--persistent: needs a GPU device (cuda[:N] or gpusim)");
+    session.emplace(*gpu, cap, opts.batch_timeout_ns);
+  }
   auto last_report = std::chrono::steady_clock::now();
   for (bool more = true; more;) {
     uint32_t n = 0;
-    while (n < cap && (more = in.next(pkt))) {
+    while (n < cap && !(session && n && session->due()) && (more = in.next(pkt))) {
       if (pkt.data.size() < kEthHlen) {  // BPF_PROG_TEST_RUN refuses these (-EINVAL)
         ++res.skipped_runt;
         continue;
@@ -281,11 +288,14 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       st.wire[n] = pkt.wire_len;
       res.bytes += pkt.data.size();
       ++n;
+      if (session) session->added();
     }
     if (n == 0) break;
     st.b.count = n;
     auto t0 = std::chrono::steady_clock::now();
-    if (gpu)
+    if (session)
+      session->run(st.b);
+    else if (gpu)
       gpu->run(st.b);
     else
       dev.run_chunks(n, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
@@ -313,6 +323,11 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
         last_report = now;
       }
     }
+  }
+  if (session) {  // the device's maps back to the host maps
+    session->stop();
+    res.batch_latency_ns = session->latency_ns();
+    res.batches_by_timeout = session->flushed_by_timeout();
   }
   res.skipped_snapped = in.skipped_count(io::SkipReason::kSnapped);
   res.skipped_too_large = in.skipped_count(io::SkipReason::kTooLarge);

@@ -24,9 +24,11 @@ namespace knod::cli {
 /// its ethertype set to the new IP version. A frame xfrm drops (replay, integrity, no SA...)
 /// is not written to --pass/-w; the XDP verdict counters are unchanged.
 struct XfrmStage {
-  /// Loads `ip xfrm` lines from `file`; engine: openssl | portable | cuda[:N].
+  /// Loads `ip xfrm` lines from `file`; engine: openssl | portable | cuda[:N]; the crypto
+  /// of each batch on `workers` CPU threads (xfrm::make_engine; 0: all cores).
   /// Throws knod::Error for a bad file, direction or engine.
-  XfrmStage(const std::string& file, const std::string& dir, const std::string& engine);
+  XfrmStage(const std::string& file, const std::string& dir, const std::string& engine,
+            uint32_t workers = 1);
   /// Runs the XDP_PASS frames of `b` (n frames); keep[i] = 0 when xfrm dropped frame i.
   void run(device::Batch& b, uint32_t n, std::vector<uint8_t>& keep);
   /// Per-SA counters (as `ip -s xfrm state`) and the totals, on stdout.
@@ -74,6 +76,10 @@ struct JobOptions {
   bool progress = false;          ///< report progress on stderr
   bool pcap_clock = false;        ///< time helpers read each packet's capture timestamp
   XfrmStage* xfrm = nullptr;      ///< ESP on XDP_PASS frames (nullptr: none)
+  /// GPU devices: run the batches through a persistent session (cli/gpu_session.h); a batch
+  /// is also cut batch_timeout_ns after its first packet was read (0: on size only).
+  bool persistent = false;
+  uint64_t batch_timeout_ns = 0;
 };
 
 struct JobResult {
@@ -84,7 +90,9 @@ struct JobResult {
   uint64_t skipped_snapped = 0, skipped_too_large = 0;  ///< not run (see io::SkipReason)
   bool truncated = false;                               ///< the capture ended inside a record
   std::string truncated_error;
-  double seconds = 0;  ///< wall time of the batches (excl. I/O)
+  double seconds = 0;                      ///< wall time of the batches (excl. I/O)
+  std::vector<uint64_t> batch_latency_ns;  ///< --persistent: per batch, first packet read to done
+  uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
 };
 
 /// Runs `rt`'s program over opts.in_pcap with `ex`. Throws knod::Error for I/O errors.

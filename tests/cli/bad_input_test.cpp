@@ -226,6 +226,9 @@ TEST(BadCommandLine, MissingRequired) {
 TEST(BadCommandLine, BadValue) {
   expect_one_line(run_l4lb("-r " + kPing4 + " --workers many"), 2, {"--workers", "many"});
   expect_one_line(run_l4lb("-r " + kPing4 + " --batch 0"), 2, {"--batch"});
+  // One thread per worker: 100000 would exhaust the pid space (pid_max 32768 here).
+  expect_one_line(run_l4lb("-r " + kPing4 + " --workers 100000"), 2, {"--workers", "100000"});
+  expect_one_line(knod("bench " + kL4lb + " -r " + kPing4 + " --workers 5000"), 2, {"--workers"});
 }
 
 TEST(BadCommandLine, UnknownCommand) {

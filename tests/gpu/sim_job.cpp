@@ -1,8 +1,13 @@
 // Example runs on the CPU JIT and on a GPU batch device (see sim_job.h).
 #include "sim_job.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <stdexcept>
 
 #include "device/batch.h"
 #include "io/map_json.h"
@@ -113,6 +118,43 @@ SimOutcome run_on_device(LoadedExample& ex, device::gpu::BatchDevice& dev,
     device::Batch b = st.batch(first, std::min(batch, st.n - first));
     dev.run(b);
   }
+  return st.outcome(ex.obj);
+}
+
+void expect_same(const SimOutcome& got, const SimOutcome& want, const loader::Object& obj) {
+  ASSERT_EQ(got.verdict.size(), want.verdict.size());
+  for (size_t i = 0; i < want.verdict.size(); ++i) {
+    EXPECT_EQ(got.verdict[i], want.verdict[i]) << "packet " << i;
+    EXPECT_EQ(got.redirect[i], want.redirect[i]) << "packet " << i;
+    EXPECT_EQ(int(got.fault[i]), int(want.fault[i])) << "packet " << i;
+    EXPECT_EQ(got.bytes[i], want.bytes[i]) << "packet " << i;
+  }
+  ASSERT_EQ(got.maps.size(), want.maps.size());
+  for (size_t m = 0; m < want.maps.size(); ++m)
+    EXPECT_EQ(got.maps[m], want.maps[m]) << "map " << obj.map_specs[m].name;
+}
+
+SimOutcome run_on_session(LoadedExample& ex, device::gpu::BatchDevice& dev,
+                          const std::vector<std::vector<uint8_t>>& frames,
+                          const SessionPlan& plan) {
+  Store st(frames);
+  if (std::all_of(plan.sizes.begin(), plan.sizes.end(), [](uint32_t n) { return n == 0; }))
+    throw std::invalid_argument("run_on_session: every batch size is 0");
+  dev.load(ex.rt->env(), ex.entry, device::gpu::Mode::kXdp);
+  dev.start_persistent(plan.opts);
+  std::deque<device::Batch> batches;  // stable addresses while in flight
+  for (uint32_t first = 0, k = 0; first < st.n || (first == 0 && st.n == 0); ++k) {
+    uint32_t size = plan.sizes[k % plan.sizes.size()];
+    batches.push_back(st.batch(first, std::min(size, st.n - first)));
+    dev.submit(batches.back());
+    if (k == 0 && plan.during) plan.during();
+    first += batches.back().count;
+    if (st.n == 0) break;
+  }
+  if (plan.complete_before_stop)
+    while (auto seq = dev.complete())
+      if (plan.completed) plan.completed->push_back(*seq);
+  dev.stop();
   return st.outcome(ex.obj);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,5 +46,24 @@ SimOutcome run_on_cpu(LoadedExample& ex, const std::vector<std::vector<uint8_t>>
 /// Runs `frames` on `dev` (load, then batches of `batch` packets).
 SimOutcome run_on_device(LoadedExample& ex, device::gpu::BatchDevice& dev,
                          const std::vector<std::vector<uint8_t>>& frames, uint32_t batch);
+
+/// gtest expectations: `got` has `want`'s verdict, redirect, fault and bytes per packet and
+/// the same map contents (names from `obj`).
+void expect_same(const SimOutcome& got, const SimOutcome& want, const loader::Object& obj);
+
+/// How run_on_session feeds a persistent session.
+struct SessionPlan {
+  std::vector<uint32_t> sizes{7};  ///< batch sizes, cycled until the frames run out (0: empty)
+  device::gpu::PersistentOptions opts;
+  bool complete_before_stop = true;            ///< false: stop() with the batches still in flight
+  std::vector<uint64_t>* completed = nullptr;  ///< gets complete()'s numbers, in order
+  /// Called after the first batch is submitted (the session is running), e.g. to read maps.
+  std::function<void()> during;
+};
+
+/// Runs `frames` on `dev` in a persistent session (load, start_persistent, every batch
+/// submitted without waiting, complete() until nullopt if asked, stop()).
+SimOutcome run_on_session(LoadedExample& ex, device::gpu::BatchDevice& dev,
+                          const std::vector<std::vector<uint8_t>>& frames, const SessionPlan& plan);
 
 }  // namespace knod::gpu_test

@@ -4,12 +4,14 @@
 //  - --device amdgpu exits 1 with one line: no AMD runtime;
 //  - --device gpusim (the GPU runtime and batch kernel on the host) writes the same pcaps,
 //    map dump and stats (but the "device" field) as --device cpu --workers 1 for every
-//    bundled example on its capture.
+//    bundled example on its capture, and so does --device gpusim --persistent (a persistent
+//    kernel session with a batch timeout).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -103,32 +105,56 @@ TEST_P(CliGpusim, SameOutputsAsCpu) {
   const cli::BundledExample& ex = GetParam();
   const char* outs[] = {"all.pcap", "aborted.pcap",  "drop.pcap", "pass.pcap",
                         "tx.pcap",  "redirect.pcap", "maps.json", "stats.json"};
+  // label, --device, more options: one launch per batch; a persistent session (mailbox ring)
+  // whose batches are also cut by a 200 us timeout.
+  const std::vector<std::array<std::string, 3>> runs = {
+      {"cpu", "cpu", ""},
+      {"gpusim", "gpusim", ""},
+      {"persistent", "gpusim", " --persistent --batch-timeout-us 200"}};
   std::map<std::string, std::map<std::string, std::string>> files;
-  for (const char* dev : {"cpu", "gpusim"}) {
+  for (const auto& [label, dev, more] : runs) {
     std::string d = temp_dir();
-    Out o = knod("run " + run_args(ex) + " --device " + dev +
+    Out o = knod("run " + run_args(ex) + " --device " + dev + more +
                  " --workers 1 --batch 5 --clock-ns 1000000000 --seed 7 -q -w " + d +
                  "/all.pcap --aborted " + d + "/aborted.pcap --drop " + d + "/drop.pcap --pass " +
                  d + "/pass.pcap --tx " + d + "/tx.pcap --redirect " + d +
                  "/redirect.pcap --map-dump " + d + "/maps.json --stats " + d + "/stats.json");
     auto bad = kUnsupported.find(ex.name);
-    if (std::string(dev) == "gpusim" && bad != kUnsupported.end()) {
-      EXPECT_EQ(o.rc, 1);
+    if (dev == "gpusim" && bad != kUnsupported.end()) {
+      EXPECT_EQ(o.rc, 1) << label;
       EXPECT_NE(o.err.find(bad->second), std::string::npos) << o.err;
       EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
       std::filesystem::remove_all(d);
-      return;
+      continue;
     }
-    ASSERT_EQ(o.rc, 0) << dev << ": " << o.err;
-    for (const char* f : outs) files[dev][f] = slurp(d + "/" + f);
-    std::string& stats = files[dev]["stats.json"];
-    auto at = stats.find("\"device\": \"" + std::string(dev) + "\"");
+    ASSERT_EQ(o.rc, 0) << label << ": " << o.err;
+    for (const char* f : outs) files[label][f] = slurp(d + "/" + f);
+    std::string& stats = files[label]["stats.json"];
+    auto at = stats.find("\"device\": \"" + dev + "\"");
     ASSERT_NE(at, std::string::npos) << stats;
-    stats.replace(at, 12 + std::string(dev).size(), "\"device\": \"X\"");
+    stats.replace(at, 12 + dev.size(), "\"device\": \"X\"");
+    // The session's batch count and latencies: present, run dependent (not compared).
+    auto p = stats.find(",\n  \"persistent\": {");
+    EXPECT_EQ(p != std::string::npos, !more.empty()) << label << ": " << stats;
+    if (p != std::string::npos) stats.erase(p, stats.find('}', p) + 1 - p);
     std::filesystem::remove_all(d);
   }
+  if (kUnsupported.count(ex.name)) return;
   EXPECT_GT(files["cpu"]["all.pcap"].size(), 24u);  // a pcap header and packets
-  for (const char* f : outs) EXPECT_EQ(files["gpusim"][f], files["cpu"][f]) << f;
+  for (const char* f : outs) {
+    EXPECT_EQ(files["gpusim"][f], files["cpu"][f]) << f;
+    EXPECT_EQ(files["persistent"][f], files["cpu"][f]) << "--persistent: " << f;
+  }
+}
+
+// --persistent is for GPU devices; --batch-timeout-us only with --persistent.
+TEST(CliDevice, PersistentOptionErrors) {
+  Out o = knod("run " + run_args(l4lb()) + " --device cpu --persistent");
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_EQ(o.err, "knod: --persistent: needs a GPU device (cuda[:N] or gpusim), not cpu\n");
+  o = knod("run " + run_args(l4lb()) + " --device gpusim --batch-timeout-us 10");
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_EQ(o.err, "knod: --batch-timeout-us: only with --persistent\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundled, CliGpusim, ::testing::ValuesIn(cli::kBundledExamples),

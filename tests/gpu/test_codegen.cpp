@@ -1,6 +1,7 @@
 // Every conformance program, lowered by jit::lower and compiled by the GPU back ends: the PTX
 // must assemble with NVIDIA's ptxas (sm_80, sm_90) and the AMD code objects (gfx900, gfx1030)
-// must link with ld.lld and disassemble with llvm-objdump, with the batch kernel present.
+// must link with ld.lld and disassemble with llvm-objdump, with the batch kernel and the
+// persistent kernel (mailbox ring) present.
 #include <gtest/gtest.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -60,6 +61,7 @@ TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
     auto m = lowered(insns, ctx);
     std::string ptx = device::cuda::compile_ptx(*m, sm);
     EXPECT_NE(ptx.find(".entry knod_xdp_batch"), std::string::npos) << sm;
+    EXPECT_NE(ptx.find(".entry knod_xdp_persistent"), std::string::npos) << sm;
     std::string f = temp_file(c.name + "-" + sm + ".ptx", ptx), out;
     int rc =
         run_command(std::string(KNOD_PTXAS) + " -arch=" + sm + " " + f + " -o /dev/null", &out);
@@ -80,6 +82,7 @@ TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
         &out);
     EXPECT_EQ(rc, 0) << gfx << ": llvm-objdump: " << out;
     EXPECT_NE(out.find("<knod_xdp_batch>:"), std::string::npos) << gfx << ":\n" << out;
+    EXPECT_NE(out.find("<knod_xdp_persistent>:"), std::string::npos) << gfx;
     EXPECT_NE(out.find("s_endpgm"), std::string::npos) << gfx;
     std::filesystem::remove(f);
   }

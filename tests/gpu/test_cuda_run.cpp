@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "conformance/conformance.h"
 #include "conformance_params.h"
+#include "cuda_skip.h"
 #include "device/cuda/device.h"
 #include "device/cuda/devices.h"
 #include "device/cuda/driver.h"
@@ -15,13 +16,6 @@
 
 namespace knod::gpu_test {
 namespace {
-
-std::string no_gpu_reason() {
-  std::string why;
-  if (!device::cuda::Driver::try_get(&why)) return why;
-  if (device::cuda::list_devices().empty()) return "driver reports 0 CUDA devices";
-  return "";
-}
 
 class CudaConformance : public ::testing::TestWithParam<std::string> {};
 

@@ -1,7 +1,8 @@
 // Every example XDP program (examples/xdp, built here with clang -target bpf), loaded and
 // prepared as for a run (loader + xdp::Runtime), then compiled for the GPUs: its PTX must
 // assemble with ptxas (sm_90, sm_80) and its gfx1030/gfx900 code object must link and
-// disassemble, or the compile must fail with the one expected "not supported" error.
+// disassemble (both with the batch and the persistent kernel), or the compile must fail with the
+// one expected "not supported" error.
 #include <gtest/gtest.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -61,6 +62,7 @@ TEST_P(ExampleCodegen, CompilesForBothGpus) {
         int rc = run_command(
             std::string(KNOD_PTXAS) + " -arch=" + target + " " + file + " -o /dev/null", &out);
         EXPECT_EQ(rc, 0) << target << " ptxas: " << out;
+        EXPECT_NE(ptx.find(".entry knod_xdp_persistent"), std::string::npos) << target;
       } else {
         std::string co = device::amdgpu::compile_code_object(*m, target, names);
         file = write_temp(example + "-" + target + ".hsaco", co);
@@ -69,6 +71,7 @@ TEST_P(ExampleCodegen, CompilesForBothGpus) {
                              &out);
         EXPECT_EQ(rc, 0) << target << " llvm-objdump: " << out;
         EXPECT_NE(out.find("<knod_xdp_batch>:"), std::string::npos) << target;
+        EXPECT_NE(out.find("<knod_xdp_persistent>:"), std::string::npos) << target;
       }
       EXPECT_EQ(expected, kExpectedErrors.end()) << example << " compiled for " << target;
     } catch (const Error& e) {

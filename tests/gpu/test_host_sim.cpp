@@ -59,15 +59,7 @@ TEST_P(HostSimExample, SameAsCpuJit) {
   SimOutcome want = run_on_cpu(cpu_ex, frames);
   SimOutcome got = run_on_device(sim_ex, sim, frames, 7);
   ASSERT_EQ(got.verdict.size(), frames.size());
-  for (size_t i = 0; i < frames.size(); ++i) {
-    EXPECT_EQ(got.verdict[i], want.verdict[i]) << "packet " << i;
-    EXPECT_EQ(got.redirect[i], want.redirect[i]) << "packet " << i;
-    EXPECT_EQ(int(got.fault[i]), int(want.fault[i])) << "packet " << i;
-    EXPECT_EQ(got.bytes[i], want.bytes[i]) << "packet " << i;
-  }
-  ASSERT_EQ(got.maps.size(), want.maps.size());
-  for (size_t m = 0; m < want.maps.size(); ++m)
-    EXPECT_EQ(got.maps[m], want.maps[m]) << "map " << sim_ex.obj.map_specs[m].name;
+  expect_same(got, want, sim_ex.obj);
 }
 
 // Per-CPU maps on a GPU: lane i is virtual CPU i % ncpus (its per-CPU slot and

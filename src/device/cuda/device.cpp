@@ -14,6 +14,7 @@
 #include "device/cuda/ptx.h"
 #include "device/gpu/codegen.h"
 #include "device/gpu/gpu_abi.h"
+#include "device/gpu/mailbox_ring.h"
 #include "device/gpu/program.h"
 #include "jit/lower.h"
 
@@ -50,6 +51,52 @@ Arrays layout(uint32_t cap, uint32_t stride) {
   return a;
 }
 
+// Batch `b` into the arrays laid out as `L` at `P` (host memory); defaults as test_run.
+void stage_in(uint8_t* P, const Arrays& L, const Batch& b) {
+  std::memcpy(P + L.frames, b.frames, uint64_t(b.count) * b.stride);
+  std::memcpy(P + L.data_off, b.data_off, 4ull * b.count);
+  std::memcpy(P + L.data_len, b.data_len, 4ull * b.count);
+  if (b.meta_len)
+    std::memcpy(P + L.meta_len, b.meta_len, 4ull * b.count);
+  else
+    std::memset(P + L.meta_len, 0, 4ull * b.count);
+  if (b.ingress_ifindex)
+    std::memcpy(P + L.ifindex, b.ingress_ifindex, 4ull * b.count);
+  else  // loopback, as test_run
+    std::fill_n(reinterpret_cast<uint32_t*>(P + L.ifindex), b.count, 1u);
+  if (b.rx_queue_index)
+    std::memcpy(P + L.rxq, b.rx_queue_index, 4ull * b.count);
+  else
+    std::memset(P + L.rxq, 0, 4ull * b.count);
+}
+
+// The results in the arrays at `P` back into `b`.
+void stage_out(const uint8_t* P, const Arrays& L, Batch& b) {
+  std::memcpy(b.frames, P + L.frames, uint64_t(b.count) * b.stride);
+  std::memcpy(b.data_off, P + L.data_off, 4ull * b.count);
+  std::memcpy(b.data_len, P + L.data_len, 4ull * b.count);
+  if (b.meta_len) std::memcpy(b.meta_len, P + L.meta_len, 4ull * b.count);
+  std::memcpy(b.verdict, P + L.verdict, 4ull * b.count);
+  std::memcpy(b.redirect, P + L.redirect, 8ull * b.count);
+  std::memcpy(b.fault, P + L.fault, b.count);
+}
+
+// A persistent session: the mailbox and one staging area per ring slot in mapped pinned host
+// memory (the kernel reads and writes them over the bus), block counters in device memory,
+// the persistent kernel on its own stream.
+struct PersistentSession {
+  gpu::PersistentOptions opts;
+  uint32_t nblocks = 0;
+  knod_gpu_mailbox* mb = nullptr;  // host view
+  CUdeviceptr dmb = 0, dcounters = 0;
+  CUstream stream = nullptr;
+  Arrays lay{};
+  uint8_t* host[KNOD_GPU_MAILBOX_DEPTH] = {};
+  CUdeviceptr dev[KNOD_GPU_MAILBOX_DEPTH] = {};
+  std::unique_ptr<gpu::MailboxRing> ring;
+  bool launched = false;
+};
+
 }  // namespace
 
 struct Device::Impl {
@@ -58,6 +105,8 @@ struct Device::Impl {
   CUcontext ctx = nullptr;
   CUmodule mod = nullptr;
   CUfunction fn = nullptr;
+  CUfunction pfn = nullptr;  // the persistent kernel
+  std::unique_ptr<PersistentSession> ps;
   CUstream stream[2] = {};
   CUevent ev_start = nullptr, ev_end = nullptr, ev_k0[kChunks] = {}, ev_k1[kChunks] = {};
   Mode mode = Mode::kXdp;
@@ -99,22 +148,28 @@ struct Device::Impl {
   }
 
   knod_gpu_args args_for(uint32_t first, uint32_t count) const {
+    return args_in(dbuf, lay, stride, first, count);
+  }
+  // Args of packets [first, first + count) of the arrays laid out as `L` at device address
+  // `buf` with `slot_stride` bytes per frame.
+  knod_gpu_args args_in(CUdeviceptr buf, const Arrays& L, uint32_t slot_stride, uint32_t first,
+                        uint32_t count) const {
     knod_gpu_args a{};
     a.count = count;
-    a.stride = stride;
+    a.stride = slot_stride;
     a.mode = mode == Mode::kRaw ? KNOD_GPU_MODE_RAW : KNOD_GPU_MODE_XDP;
     a.nmaps = uint32_t(dmaps.size());
-    auto at = [&](uint64_t off, uint64_t elem) { return dbuf + off + uint64_t(first) * elem; };
-    a.frames = reinterpret_cast<uint8_t*>(at(lay.frames, stride));
-    a.data_off = reinterpret_cast<uint32_t*>(at(lay.data_off, 4));
-    a.data_len = reinterpret_cast<uint32_t*>(at(lay.data_len, 4));
-    a.meta_len = reinterpret_cast<uint32_t*>(at(lay.meta_len, 4));
-    a.ingress_ifindex = reinterpret_cast<uint32_t*>(at(lay.ifindex, 4));
-    a.rx_queue_index = reinterpret_cast<uint32_t*>(at(lay.rxq, 4));
-    a.verdict = reinterpret_cast<uint32_t*>(at(lay.verdict, 4));
-    a.redirect = reinterpret_cast<uint64_t*>(at(lay.redirect, 8));
-    a.fault = reinterpret_cast<uint8_t*>(at(lay.fault, 1));
-    a.ret = reinterpret_cast<uint64_t*>(at(lay.ret, 8));
+    auto at = [&](uint64_t off, uint64_t elem) { return buf + off + uint64_t(first) * elem; };
+    a.frames = reinterpret_cast<uint8_t*>(at(L.frames, slot_stride));
+    a.data_off = reinterpret_cast<uint32_t*>(at(L.data_off, 4));
+    a.data_len = reinterpret_cast<uint32_t*>(at(L.data_len, 4));
+    a.meta_len = reinterpret_cast<uint32_t*>(at(L.meta_len, 4));
+    a.ingress_ifindex = reinterpret_cast<uint32_t*>(at(L.ifindex, 4));
+    a.rx_queue_index = reinterpret_cast<uint32_t*>(at(L.rxq, 4));
+    a.verdict = reinterpret_cast<uint32_t*>(at(L.verdict, 4));
+    a.redirect = reinterpret_cast<uint64_t*>(at(L.redirect, 8));
+    a.fault = reinterpret_cast<uint8_t*>(at(L.fault, 1));
+    a.ret = reinterpret_cast<uint64_t*>(at(L.ret, 8));
     a.maps = reinterpret_cast<knod_gpu_map**>(dmap_table);
     a.insn_budget = 1'000'000;
     a.clock_ns = clock_ns;
@@ -190,6 +245,10 @@ Device::Device(const DeviceInfo& info) : info_(info), impl_(std::make_unique<Imp
 Device::~Device() {
   Impl& im = *impl_;
   if (!im.d || !im.ctx) return;
+  try {
+    stop();
+  } catch (...) {  // a destructor does not throw; the session's memory is freed by stop()
+  }
   const Driver& d = *im.d;
   d.cuCtxSetCurrent(im.ctx);
   d.cuCtxSynchronize();
@@ -215,6 +274,7 @@ void Device::load(const vm::Env& env, size_t entry, Mode mode) {
   const Driver& d = *im.d;
   im.current();
   if (entry >= env.programs.size()) throw Error("cuda: no entry program");
+  if (im.ps) throw Error("cuda: load() during a persistent session");
   im.mode = mode;
   im.entry = uint32_t(entry);
   im.clock_ns = env.clock_ns;
@@ -263,12 +323,15 @@ void Device::load(const vm::Env& env, size_t entry, Mode mode) {
   if (CUresult r = d.cuModuleLoadDataEx(&im.mod, ptx.c_str(), 2, opts, vals); r != CUDA_SUCCESS)
     throw Error(fmt::format("CUDA driver JIT rejected the PTX: {}: {}", d.error_string(r), log));
   d.check(d.cuModuleGetFunction(&im.fn, im.mod, gpu::kKernelName), "cuModuleGetFunction");
+  d.check(d.cuModuleGetFunction(&im.pfn, im.mod, gpu::kPersistentKernelName),
+          "cuModuleGetFunction (persistent)");
 }
 
 void Device::run(Batch& b) {
   Impl& im = *impl_;
   const Driver& d = *im.d;
   if (!im.fn) throw Error("cuda: no program loaded");
+  if (im.ps) throw Error("cuda: run() during a persistent session (use submit)");
   im.current();
   if (b.count == 0) return;
   im.reserve(b.count, b.stride);
@@ -276,21 +339,7 @@ void Device::run(Batch& b) {
   // Stage the batch in pinned memory (one CPU copy), then copy chunks asynchronously.
   const Arrays& L = im.lay;
   uint8_t* P = im.pinned;
-  std::memcpy(P + L.frames, b.frames, uint64_t(b.count) * b.stride);
-  std::memcpy(P + L.data_off, b.data_off, 4ull * b.count);
-  std::memcpy(P + L.data_len, b.data_len, 4ull * b.count);
-  if (b.meta_len)
-    std::memcpy(P + L.meta_len, b.meta_len, 4ull * b.count);
-  else
-    std::memset(P + L.meta_len, 0, 4ull * b.count);
-  if (b.ingress_ifindex)
-    std::memcpy(P + L.ifindex, b.ingress_ifindex, 4ull * b.count);
-  else  // loopback, as test_run
-    std::fill_n(reinterpret_cast<uint32_t*>(P + L.ifindex), b.count, 1u);
-  if (b.rx_queue_index)
-    std::memcpy(P + L.rxq, b.rx_queue_index, 4ull * b.count);
-  else
-    std::memset(P + L.rxq, 0, 4ull * b.count);
+  stage_in(P, L, b);
 
   uint32_t chunks = b.count >= kChunks * kMinChunk ? kChunks : 1;
   uint32_t per = (b.count + chunks - 1) / chunks;
@@ -332,13 +381,7 @@ void Device::run(Batch& b) {
     timing_.kernel_ms += ms;
   }
   im.download_maps();
-  std::memcpy(b.frames, P + L.frames, uint64_t(b.count) * b.stride);
-  std::memcpy(b.data_off, P + L.data_off, 4ull * b.count);
-  std::memcpy(b.data_len, P + L.data_len, 4ull * b.count);
-  if (b.meta_len) std::memcpy(b.meta_len, P + L.meta_len, 4ull * b.count);
-  std::memcpy(b.verdict, P + L.verdict, 4ull * b.count);
-  std::memcpy(b.redirect, P + L.redirect, 8ull * b.count);
-  std::memcpy(b.fault, P + L.fault, b.count);
+  stage_out(P, L, b);
   im.last_count = b.count;
 }
 
@@ -346,6 +389,7 @@ void Device::run_resident(uint32_t count) {
   Impl& im = *impl_;
   const Driver& d = *im.d;
   if (!im.fn || count > im.last_count) throw Error("cuda: run_resident needs a previous run()");
+  if (im.ps) throw Error("cuda: run_resident() during a persistent session");
   im.current();
   im.pinned_args[0] = im.args_for(0, count);
   d.check(d.cuMemcpyHtoDAsync(im.dargs, &im.pinned_args[0], sizeof(knod_gpu_args), im.stream[0]),
@@ -365,6 +409,129 @@ uint64_t Device::run_raw(std::vector<uint8_t>& mem, vm::Fault* fault) {
   uint64_t r0 = 0;
   im.d->check(im.d->cuMemcpyDtoH(&r0, im.dbuf + im.lay.ret, 8), "cuMemcpyDtoH (r0)");
   return r0;
+}
+
+namespace {
+
+// Frees what a session holds (no throw: also the error path of start/stop).
+void free_session(const Driver& d, PersistentSession& S) {
+  if (S.stream) d.cuStreamDestroy(S.stream);
+  for (uint32_t k = 0; k < KNOD_GPU_MAILBOX_DEPTH; ++k)
+    if (S.host[k]) d.cuMemFreeHost(S.host[k]);
+  if (S.mb) d.cuMemFreeHost(S.mb);
+  if (S.dcounters) d.cuMemFree(S.dcounters);
+  S = PersistentSession{};
+}
+
+}  // namespace
+
+void Device::start_persistent(const gpu::PersistentOptions& opts) {
+  Impl& im = *impl_;
+  const Driver& d = *im.d;
+  if (!im.pfn) throw Error("cuda: no program loaded");
+  if (im.ps) throw Error("cuda: a persistent session is already running");
+  if (opts.max_batch == 0 || opts.stride <= kTailroom)
+    throw Error("cuda: persistent mode needs max_batch >= 1 and a stride over the tailroom");
+  im.current();
+  // Every block must be resident at once: blocks never wait for each other, but the slot
+  // is DONE only when all of them have run it.
+  int per_sm = 0;
+  d.check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, im.pfn, int(kThreads), 0),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  const uint32_t resident = uint32_t(std::max(per_sm, 0)) * uint32_t(info_.sms);
+  if (resident == 0) throw Error("cuda: the persistent kernel cannot be resident on this GPU");
+  // Default: one block per SM, leaving room on each SM for other kernels of the process
+  // (e.g. the CUDA ESP engine of `knod run --xfrm`) while the session holds the GPU.
+  const uint32_t nblocks = opts.blocks ? opts.blocks : uint32_t(info_.sms);
+  if (nblocks > resident)
+    throw Error(fmt::format("cuda: {} persistent blocks do not fit ({} resident at most)", nblocks,
+                            resident));
+  auto ps = std::make_unique<PersistentSession>();
+  PersistentSession& S = *ps;
+  S.opts = opts;
+  S.nblocks = nblocks;
+  try {
+    im.upload_maps();  // on the device until stop()
+    const unsigned mapped = CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE;
+    void* p = nullptr;
+    d.check(d.cuMemHostAlloc(&p, sizeof(knod_gpu_mailbox), mapped), "cuMemHostAlloc (mailbox)");
+    S.mb = static_cast<knod_gpu_mailbox*>(p);
+    std::memset(S.mb, 0, sizeof(knod_gpu_mailbox));  // every slot FREE
+    d.check(d.cuMemHostGetDevicePointer(&S.dmb, S.mb, 0), "cuMemHostGetDevicePointer (mailbox)");
+    d.check(d.cuMemAlloc(&S.dcounters, KNOD_GPU_MAILBOX_DEPTH * sizeof(uint32_t)),
+            "cuMemAlloc (block counters)");
+    d.check(d.cuMemsetD8(S.dcounters, 0, KNOD_GPU_MAILBOX_DEPTH * sizeof(uint32_t)),
+            "cuMemsetD8 (block counters)");
+    S.mb->block_done = reinterpret_cast<uint32_t*>(S.dcounters);
+    S.mb->nblocks = nblocks;
+    S.lay = layout(opts.max_batch, opts.stride);
+    for (uint32_t k = 0; k < KNOD_GPU_MAILBOX_DEPTH; ++k) {
+      d.check(d.cuMemHostAlloc(&p, S.lay.end, mapped), "cuMemHostAlloc (batch slot)");
+      S.host[k] = static_cast<uint8_t*>(p);
+      d.check(d.cuMemHostGetDevicePointer(&S.dev[k], p, 0), "cuMemHostGetDevicePointer (batch)");
+    }
+    d.check(d.cuStreamCreate(&S.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate (persistent)");
+    gpu::MailboxRing::Hooks h;
+    h.stage = [&im, &S](uint32_t k, Batch& b) {
+      if (b.count > S.opts.max_batch || (b.count && b.stride != S.opts.stride))
+        throw Error("cuda: batch larger than max_batch or with another stride");
+      if (b.count) stage_in(S.host[k], S.lay, b);
+      return im.args_in(S.dev[k], S.lay, S.opts.stride, 0, b.count);
+    };
+    h.unstage = [&S](uint32_t k, Batch& b) {
+      if (b.count) stage_out(S.host[k], S.lay, b);
+    };
+    h.check_alive = [&d, &S] {
+      CUresult r = d.cuStreamQuery(S.stream);
+      if (r == CUDA_ERROR_NOT_READY) return;
+      if (r == CUDA_SUCCESS) throw Error("cuda: the persistent kernel ended before EXIT");
+      d.check(r, "persistent kernel");
+    };
+    S.ring = std::make_unique<gpu::MailboxRing>(S.mb, std::move(h));
+    void* params[] = {&S.dmb};
+    d.check(d.cuLaunchKernel(im.pfn, nblocks, 1, 1, kThreads, 1, 1, 0, S.stream, params, nullptr),
+            "cuLaunchKernel (persistent)");
+    S.launched = true;
+  } catch (...) {
+    free_session(d, S);
+    throw;
+  }
+  im.ps = std::move(ps);
+}
+
+uint64_t Device::submit(Batch& b) {
+  Impl& im = *impl_;
+  if (!im.ps) throw Error("cuda: submit() without a persistent session");
+  return im.ps->ring->submit(b);
+}
+
+std::optional<uint64_t> Device::complete() {
+  Impl& im = *impl_;
+  if (!im.ps) throw Error("cuda: complete() without a persistent session");
+  return im.ps->ring->complete();
+}
+
+void Device::stop() {
+  Impl& im = *impl_;
+  if (!im.ps) return;
+  const Driver& d = *im.d;
+  im.current();
+  std::unique_ptr<PersistentSession> ps = std::move(im.ps);
+  PersistentSession& S = *ps;
+  try {
+    S.ring->drain();
+    S.ring->post_exit();
+    d.check(d.cuStreamSynchronize(S.stream), "persistent kernel");
+  } catch (...) {
+    free_session(d, S);  // a kernel that failed or hangs: its memory is not freed here
+    throw;
+  }
+  free_session(d, S);
+  im.download_maps();
+}
+
+bool Device::persistent() const {
+  return impl_->ps != nullptr;
 }
 
 }  // namespace knod::device::cuda

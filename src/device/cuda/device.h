@@ -53,6 +53,20 @@ class Device : public gpu::BatchDevice {
   uint64_t run_raw(std::vector<uint8_t>& mem, vm::Fault* fault) override;
   std::string_view name() const override { return "cuda"; }
 
+  /// Persistent session (gpu::BatchDevice): the persistent kernel on its own stream with
+  /// opts.blocks blocks of 256 threads (default: one per SM; more than can be resident at
+  /// once, SMs x occupancy, is an error, as blocks would wait forever). The mailbox and one batch
+  /// staging area per ring slot (max_batch packets of `stride` bytes) are mapped pinned host
+  /// memory (cuMemHostAlloc DEVICEMAP|PORTABLE): submit() copies the batch there and posts it,
+  /// the kernel reads and writes it over the bus, complete() copies the results back. Maps
+  /// are uploaded at start and written back at stop(). Errors: knod::Error (driver errors,
+  /// "cuda: the persistent kernel ended before EXIT").
+  void start_persistent(const gpu::PersistentOptions& opts) override;
+  uint64_t submit(Batch& b) override;
+  std::optional<uint64_t> complete() override;
+  void stop() override;
+  bool persistent() const override;
+
   const Timing& last_timing() const { return timing_; }
 
  private:

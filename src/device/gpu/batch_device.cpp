@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/error.h"
+
 namespace knod::device::gpu {
 
 void BatchDevice::run_single(std::vector<uint8_t>& mem, vm::Fault* fault) {
@@ -26,5 +28,22 @@ void BatchDevice::run_single(std::vector<uint8_t>& mem, vm::Fault* fault) {
   if (!mem.empty()) std::memcpy(mem.data(), frame.data(), mem.size());
   if (fault) *fault = static_cast<vm::Fault>(f);
 }
+
+namespace {
+[[noreturn]] void no_persistent(std::string_view dev) {
+  throw Error(std::string("persistent mode not supported on ") + std::string(dev));
+}
+}  // namespace
+
+void BatchDevice::start_persistent(const PersistentOptions&) {
+  no_persistent(name());
+}
+uint64_t BatchDevice::submit(Batch&) {
+  no_persistent(name());
+}
+std::optional<uint64_t> BatchDevice::complete() {
+  no_persistent(name());
+}
+void BatchDevice::stop() {}
 
 }  // namespace knod::device::gpu

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +16,15 @@ namespace knod::device::gpu {
 
 /// How r1 is set up for the programs (XDP: xdp_md; raw: conformance memory, r2 = length).
 enum class Mode { kXdp, kRaw };
+
+/// A persistent session (start_persistent): the persistent kernel stays resident and takes
+/// batches through the mailbox ring (gpu_abi.h, KNOD_GPU_MAILBOX_DEPTH slots).
+struct PersistentOptions {
+  uint32_t blocks = 0;           ///< resident blocks; 0 = the device's choice (cuda: one per SM;
+                                 ///< gpusim: 3 host threads, one lane each)
+  uint32_t max_batch = 1024;     ///< packets per submitted batch at most
+  uint32_t stride = kFrameSize;  ///< bytes per packet slot of every submitted batch
+};
 
 class BatchDevice {
  public:
@@ -38,6 +48,29 @@ class BatchDevice {
 
   /// "cuda", "gpusim": the device name in messages.
   virtual std::string_view name() const = 0;
+
+  /// Persistent mode. After load(): uploads the maps once and starts the persistent kernel.
+  /// The maps stay on the device for the whole session: host map reads during a session see
+  /// the state at session start; stop() writes the device's maps back. run() is an error
+  /// during a session. Throws knod::Error "persistent mode not supported on <name>" (the
+  /// default), or for a session already running / no program loaded.
+  virtual void start_persistent(const PersistentOptions& opts);
+  /// Hands `b` (count <= max_batch, stride = opts.stride; 0 packets is allowed) to the
+  /// device; returns its sequence number (0, 1, ...). Returns as soon as a ring slot is free:
+  /// with KNOD_GPU_MAILBOX_DEPTH batches in flight it first waits for the oldest (its results
+  /// are then in its Batch; complete() still reports it). `b`'s arrays must stay valid and
+  /// untouched until complete() has returned its number.
+  virtual uint64_t submit(Batch& b);
+  /// Waits for the oldest batch not yet reported and returns its number, its results
+  /// (verdict, redirect, fault, data_off/len, meta_len, frames) written into its Batch;
+  /// nullopt when none is in flight. Batches complete in submission order.
+  virtual std::optional<uint64_t> complete();
+  /// Completes every batch in flight (results in their Batches, no longer reported by
+  /// complete()), ends the kernel and writes the device's maps back to env.maps. No-op
+  /// without a session.
+  virtual void stop();
+  /// True between start_persistent() and stop().
+  virtual bool persistent() const { return false; }
 
  protected:
   /// For run_raw: runs `mem` as a one-packet batch (a slot of mem.size() + device::kTailroom

@@ -183,14 +183,16 @@ void add_dispatch(llvm::Module& m, const std::vector<std::string>& programs) {
   llvm::IRBuilder<>(dflt).CreateRet(b.getInt64(0));  // the host validates program indices
 }
 
-void add_kernel(llvm::Module& m, const Target& t) {
+// A kernel `name(ptr)` that calls the runtime's `impl` with its one argument.
+void add_kernel(llvm::Module& m, const Target& t, const char* name, const char* impl,
+                const char* arg) {
   llvm::LLVMContext& c = m.getContext();
   auto* ptr = llvm::PointerType::get(c, 0);
-  llvm::Function* entry = m.getFunction("knod_gpu_entry");
-  if (!entry) throw Error("GPU runtime has no knod_gpu_entry");
+  llvm::Function* entry = m.getFunction(impl);
+  if (!entry) throw Error(fmt::format("GPU runtime has no {}", impl));
   auto* k = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr}, false),
-                                   llvm::GlobalValue::ExternalLinkage, kKernelName, m);
-  k->getArg(0)->setName("args");
+                                   llvm::GlobalValue::ExternalLinkage, name, m);
+  k->getArg(0)->setName(arg);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", k));
   b.CreateCall(entry, {k->getArg(0)});
   b.CreateRetVoid();
@@ -203,6 +205,10 @@ void add_kernel(llvm::Module& m, const Target& t) {
     k->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
     k->addFnAttr("amdgpu-flat-work-group-size", "1,256");
   }
+}
+
+bool is_kernel(llvm::StringRef n) {
+  return n == kKernelName || n == kPersistentKernelName;
 }
 
 }  // namespace
@@ -247,10 +253,11 @@ void prepare_module(llvm::Module& m, const Target& t, const std::vector<std::str
   if (llvm::Linker::linkModules(m, std::move(rt)))
     throw Error(fmt::format("linking the GPU runtime into the {} module failed", t.device));
   add_dispatch(m, programs);
-  add_kernel(m, t);
+  add_kernel(m, t, kKernelName, "knod_gpu_entry", "args");
+  add_kernel(m, t, kPersistentKernelName, "knod_gpu_persistent", "mailbox");
   for (llvm::Function& f : m) {
     if (f.isDeclaration()) continue;
-    if (f.getName() != kKernelName) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (!is_kernel(f.getName())) f.setLinkage(llvm::GlobalValue::InternalLinkage);
     f.addFnAttr("target-cpu", cpu_of(t));
   }
   for (llvm::GlobalVariable& g : m.globals())

@@ -1,7 +1,7 @@
 /* The GPU-side ABI shared by the host (C++: device/cuda, device/amdgpu) and the GPU runtime
  * (runtime.c, compiled to nvptx64/amdgcn bitcode): the kernel argument block, the per-packet
- * run state, and the flat device map layout. Plain C so both sides see the same layout.
- * Helper/map numbers are linux/bpf.h's (BPF_FUNC_*, BPF_MAP_TYPE_*). */
+ * run state, the flat device map layout and the persistent kernel's mailbox ring. Plain C so both
+ * sides see the same layout. Helper/map numbers are linux/bpf.h's (BPF_FUNC_*, BPF_MAP_TYPE_*). */
 #ifndef KNOD_DEVICE_GPU_GPU_ABI_H
 #define KNOD_DEVICE_GPU_GPU_ABI_H
 
@@ -123,6 +123,45 @@ struct knod_gpu_run {
   uint8_t* slot;     /* frames + index * stride */
   uint32_t data_off, data_len, meta_len, pad;
   uint32_t md[6]; /* stand-in xdp_md object: r1 points here; loads go to ctx_load */
+};
+
+/* ---- persistent mode: a resident kernel fed through a mailbox ring --------------------------
+ * knod_xdp_persistent(mb) (runtime.c knod_gpu_persistent) stays resident and runs the batches
+ * the host posts in a ring of KNOD_GPU_MAILBOX_DEPTH slots in host-visible memory (CUDA:
+ * cuMemHostAlloc DEVICEMAP; gpusim: host memory). Batch s (s = 0, 1, ...) goes to slot
+ * s % KNOD_GPU_MAILBOX_DEPTH; every block visits the slots in that order.
+ *
+ * Slot states (knod_gpu_mailbox_slot.state) and who writes them:
+ *   FREE  -> READY  host: writes args and seq = s, then (release: x86-64 store order /
+ *                   std::atomic release store) state = READY.
+ *   READY -> DONE   device: each block waits until state == READY and seq == its batch
+ *                   number, reads args (acquire: system fence after the load), runs lanes
+ *                   i = global id, i += total lanes, block barrier; one thread per block then
+ *                   does a system-scope fence and adds 1 to block_done[slot] (device memory);
+ *                   the block that brings it to nblocks resets it to 0, fences (system scope)
+ *                   and stores state = DONE: every result the batch wrote is visible to the
+ *                   host before DONE is.
+ *   DONE  -> FREE   host: (acquire load of DONE) reads the results, then state = FREE.
+ *   FREE  -> EXIT   host (stop, no batch in flight): seq = s, state = EXIT; every block is
+ *                   then waiting on that slot and returns.
+ * Blocks never wait for each other: a block that finished slot k may start slot k + 1 while
+ * others still run slot k, so the grid must be resident as a whole (the host sizes it). */
+#define KNOD_GPU_MAILBOX_DEPTH 3
+
+enum { KNOD_MB_FREE = 0, KNOD_MB_READY = 1, KNOD_MB_DONE = 2, KNOD_MB_EXIT = 3 };
+
+struct knod_gpu_mailbox_slot {
+  uint32_t state; /* KNOD_MB_*: see above (host and device, atomic) */
+  uint32_t pad;
+  uint64_t seq;              /* host: batch number s of the posted batch or EXIT */
+  struct knod_gpu_args args; /* host: the batch (device addresses) */
+};
+
+struct knod_gpu_mailbox {
+  struct knod_gpu_mailbox_slot slot[KNOD_GPU_MAILBOX_DEPTH];
+  uint32_t* block_done; /* device memory, KNOD_GPU_MAILBOX_DEPTH counters, zero at launch */
+  uint32_t nblocks;     /* blocks of the persistent grid (host, before launch) */
+  uint32_t pad;
 };
 
 #ifdef __cplusplus

@@ -1,10 +1,11 @@
 /* The GPU runtime: knod's run-time ABI (jit/runtime/rt.h) for programs running one packet per
- * GPU thread, plus the batch entry. Compiled with clang -O2 -emit-llvm for nvptx64-nvidia-cuda
- * and amdgcn-amd-amdhsa and linked into each lowered program. `run` is a knod_gpu_run.
- * Also compiled for x86-64: the host-simulated GPU (device/gpu/host_sim.h) runs the same code
- * lane by lane; its lane number and clock come from the host (knod_sim_*).
- * Semantics follow the kernel: net/core/filter.c (XDP helpers, xdp_md rewriting),
- * kernel/bpf/arraymap.c, hashtab.c (map errors), Documentation/bpf/map_*.rst. */
+ * GPU thread, plus the batch entries (knod_gpu_entry: one launch per batch; knod_gpu_persistent:
+ * a resident grid fed through the mailbox ring of gpu_abi.h). Compiled with clang -O2 -emit-llvm
+ * for nvptx64-nvidia-cuda and amdgcn-amd-amdhsa and linked into each lowered program. `run` is a
+ * knod_gpu_run. Also compiled for x86-64: the host-simulated GPU (device/gpu/host_sim.h) runs the
+ * same code lane by lane; its lane number and clock come from the host (knod_sim_*). Semantics
+ * follow the kernel: net/core/filter.c (XDP helpers, xdp_md rewriting), kernel/bpf/arraymap.c,
+ * hashtab.c (map errors), Documentation/bpf/map_*.rst. */
 #include "device/gpu/gpu_abi.h"
 
 #define RT __attribute__((always_inline)) static inline
@@ -680,11 +681,10 @@ EXPORT uint64_t knod_rt_callx(run_t* run, uint64_t target, uint64_t r1, uint64_t
   return 0;
 }
 
-/* ---- the batch entry: one packet per thread --------------------------------------------- */
+/* ---- the batch entries: one packet per lane -------------------------------------------- */
 
-EXPORT void knod_gpu_entry(const struct knod_gpu_args* a) {
-  uint32_t i = global_id();
-  if (i >= a->count) return;
+/* Runs packet i of batch `a` (lane state, program, verdict and outputs). Both entries. */
+static void run_packet(const struct knod_gpu_args* a, uint32_t i) {
   run_t run;
   __builtin_memset(&run, 0, sizeof run);
   run.args = a;
@@ -726,5 +726,145 @@ EXPORT void knod_gpu_entry(const struct knod_gpu_args* a) {
     a->data_off[i] = run.data_off;
     a->data_len[i] = run.data_len;
     if (a->meta_len) a->meta_len[i] = run.meta_len;
+  }
+}
+
+/* One launch per batch: lane i runs packet i. */
+EXPORT void knod_gpu_entry(const struct knod_gpu_args* a) {
+  uint32_t i = global_id();
+  if (i < a->count) run_packet(a, i);
+}
+
+/* ---- the persistent entry: a resident grid fed through the mailbox ring (gpu_abi.h) ----- */
+
+#if defined(__x86_64__)
+/* Host simulation: one lane per simulated block, one host thread per block. */
+uint32_t knod_sim_block_id(void);
+uint32_t knod_sim_nblocks(void);
+void knod_sim_pause(void);
+/* Packet i of the batch in mailbox slot `slot` starts/ends: the host runs the packets of a
+ * session in order (its results are then exactly the CPU's) while the ring runs concurrently. */
+void knod_sim_lane_begin(uint32_t slot, uint32_t i);
+void knod_sim_lane_end(uint32_t slot, uint32_t i);
+#endif
+
+RT uint32_t block_id(void) {
+#if defined(__NVPTX__)
+  return __nvvm_read_ptx_sreg_ctaid_x();
+#elif defined(__AMDGPU__)
+  return __builtin_amdgcn_workgroup_id_x();
+#else
+  return knod_sim_block_id();
+#endif
+}
+
+RT uint32_t thread_in_block(void) {
+#if defined(__NVPTX__)
+  return __nvvm_read_ptx_sreg_tid_x();
+#elif defined(__AMDGPU__)
+  return __builtin_amdgcn_workitem_id_x();
+#else
+  return 0;
+#endif
+}
+
+RT uint32_t block_dim(void) {
+#if defined(__NVPTX__)
+  return __nvvm_read_ptx_sreg_ntid_x();
+#elif defined(__AMDGPU__)
+  return ((const uint16_t*)__builtin_amdgcn_dispatch_ptr())[2]; /* workgroup_size_x */
+#else
+  return 1;
+#endif
+}
+
+RT uint32_t grid_blocks(void) {
+#if defined(__NVPTX__)
+  return __nvvm_read_ptx_sreg_nctaid_x();
+#elif defined(__AMDGPU__)
+  /* hsa_kernel_dispatch_packet_t.grid_size_x (work-items, byte offset 12) / workgroup size */
+  uint32_t grid = *(const uint32_t*)((const uint8_t*)__builtin_amdgcn_dispatch_ptr() + 12);
+  return (grid + block_dim() - 1) / block_dim();
+#else
+  return knod_sim_nblocks();
+#endif
+}
+
+/* Every thread of the block waits here; block-scope ordering of their memory operations. */
+RT void block_barrier(void) {
+#if defined(__NVPTX__)
+  __nvvm_bar_sync(0);
+#elif defined(__AMDGPU__)
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+#endif
+}
+
+/* System scope (host included): membar.sys / fence seq_cst system / the host's own fence. */
+RT void fence_system(void) {
+#if defined(__NVPTX__)
+  __nvvm_membar_sys();
+#elif defined(__AMDGPU__)
+  __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "");
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+RT void pause_polling(void) {
+#if defined(__NVPTX__)
+  __asm__ volatile("nanosleep.u32 256;");
+#elif defined(__AMDGPU__)
+  __builtin_amdgcn_s_sleep(2);
+#else
+  knod_sim_pause();
+#endif
+}
+
+/* Thread 0 of the block: waits for batch `seq` (or EXIT) in `s`; returns the state seen. */
+RT uint32_t wait_slot(struct knod_gpu_mailbox_slot* s, uint64_t seq) {
+  for (;;) {
+    uint32_t st = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+    if (st == KNOD_MB_EXIT || st == KNOD_MB_READY) {
+      fence_system();
+      if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq) return st;
+    }
+    pause_polling();
+  }
+}
+
+/* The persistent kernel: waits for slot after slot, runs its batch with every lane of the
+ * grid, the last block to finish marks it DONE; returns on EXIT (see gpu_abi.h). */
+EXPORT void knod_gpu_persistent(struct knod_gpu_mailbox* mb) {
+  const uint32_t tid = thread_in_block(), lanes = grid_blocks() * block_dim();
+  for (uint64_t seq = 0;; ++seq) {
+    uint32_t k = (uint32_t)(seq % KNOD_GPU_MAILBOX_DEPTH);
+    struct knod_gpu_mailbox_slot* s = &mb->slot[k];
+    if (tid == 0) wait_slot(s, seq);
+    block_barrier();
+    /* Thread 0 saw READY or EXIT for this batch; the state cannot leave READY before this
+     * block counts the slot done, and EXIT is final: every thread reads the same. */
+    if (__atomic_load_n(&s->state, __ATOMIC_RELAXED) == KNOD_MB_EXIT) return;
+    fence_system(); /* every thread: the batch the host wrote before READY is visible */
+    struct knod_gpu_args a = s->args; /* read once: host memory on a GPU */
+    for (uint32_t i = block_id() * block_dim() + tid; i < a.count; i += lanes) {
+#if defined(__x86_64__)
+      knod_sim_lane_begin(k, i);
+      run_packet(&a, i);
+      knod_sim_lane_end(k, i);
+#else
+      run_packet(&a, i);
+#endif
+    }
+    block_barrier(); /* the block's results written, the state read by all */
+    if (tid == 0) {
+      fence_system();
+      if (__atomic_fetch_add(&mb->block_done[k], 1, __ATOMIC_RELAXED) + 1 == mb->nblocks) {
+        __atomic_store_n(&mb->block_done[k], 0, __ATOMIC_RELAXED);
+        fence_system();
+        __atomic_store_n(&s->state, KNOD_MB_DONE, __ATOMIC_RELAXED);
+      }
+    }
   }
 }

@@ -1,8 +1,10 @@
 // `knod xfrm state|policy add ...`: validate ip-xfrm lines and print what was understood.
 // `knod ipsec --xfrm FILE -r IN.pcap -w OUT.pcap [--dir in|out] [--stats F.json] [--engine E]
 // [--workers N]`: run the SAs over a capture in batches (outbound: SPD -> ESP encrypt; inbound:
-// ESP decrypt; the crypto of a batch on N threads), print per-SA counters (as
-// `ip -s xfrm state`) and a table of results.
+// ESP decrypt after IPv4/IPv6 reassembly; the crypto of a batch on N threads), print per-SA
+// counters (as `ip -s xfrm state`) and a table of results.
+// Outbound does not fragment: the kernel fragments after ESP only when a packet exceeds the
+// path MTU (xfrm_output -> ip_fragment), which a capture has none of.
 // Captures: Ethernet (DLT_EN10MB, optional 802.1Q tag) or raw IP (DLT_RAW, IPV4, IPV6).
 #include <fmt/core.h>
 #include <pcap/pcap.h>
@@ -20,6 +22,7 @@
 #include "xfrm/esp.h"
 #include "xfrm/install.h"
 #include "xfrm/parse/ip_xfrm.h"
+#include "xfrm/reasm.h"
 
 namespace {
 using namespace knod::xfrm;
@@ -32,6 +35,9 @@ std::string join_words(const std::vector<std::string>& w) {
 }
 
 constexpr uint32_t kHeadroom = 256, kStride = 16384, kBatchSize = 256;
+/// A packet too large for a batch slot (a reassembled datagram, up to kReasmMaxLen) goes
+/// alone in a slot of this size: headroom + packet + ESP tailroom.
+constexpr uint32_t kBigStride = kHeadroom + kReasmMaxLen + 128;
 
 struct Frame {
   std::vector<uint8_t> l2;  ///< link header as captured (Ethernet), rewritten ethertype
@@ -64,15 +70,19 @@ struct Run {
   Counters total;
   uint64_t in_packets = 0, out_packets = 0;
   uint64_t not_ip = 0;  ///< Ethernet frames that are not IPv4/IPv6 (ARP...): passed unchanged
+  /// Inbound: fragments are held until their datagram is complete (then processed at the
+  /// position of its last fragment, as the kernel delivers it), dropped, or timed out.
+  Reassembler reasm;
 };
 
 void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
-           std::vector<uint32_t>& len, std::vector<Frame>& meta, pcap_dumper_t* out) {
+           std::vector<uint32_t>& len, std::vector<Frame>& meta, pcap_dumper_t* out,
+           uint32_t stride = kStride) {
   uint32_t n = uint32_t(meta.size());
   if (!n) return;
   std::vector<uint32_t> sa(n, kNoSaIndex);
   std::vector<uint8_t> drop(n, 0);
-  PacketBatch b{n, kStride, frames.data(), off.data(), len.data(), drop.data(), sa.data()};
+  PacketBatch b{n, stride, frames.data(), off.data(), len.data(), drop.data(), sa.data()};
   process_batch(r.sad, r.spd, *r.eng, r.dir, b, r.total);
   for (uint32_t i = 0; i < n; ++i) {
     Drop d = Drop(drop[i]);
@@ -81,7 +91,7 @@ void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
     if (!pass) continue;
     ++r.out_packets;
     if (!out) continue;
-    uint8_t* ip = frames.data() + size_t(i) * kStride + off[i];
+    uint8_t* ip = frames.data() + size_t(i) * stride + off[i];
     auto& l2 = meta[i].l2;
     if (l2.size() >= 14) {  // Ethernet: ethertype follows the IP version
       uint16_t et = (ip[0] >> 4) == 6 ? 0x86dd : 0x0800;
@@ -147,6 +157,22 @@ void print_report(const Run& r) {
     fmt::print("{:<18} {:>12}   (events, not drops)\n", "soft-expire", r.total.soft_expires);
   if (r.not_ip)
     fmt::print("{:<18} {:>12}   none: not IP, passed on unchanged\n", "not-ip", r.not_ip);
+  for (int fam : {4, 6}) {
+    const ReasmStats& s = r.reasm.stats(fam);
+    if (!s.reqds) continue;
+    const char* mib = fam == 4 ? "(/proc/net/snmp Ip:)" : "(/proc/net/snmp6 Ip6)";
+    std::string v = fmt::format("ipv{}-", fam);
+    fmt::print("{:<18} {:>12}   ReasmReqds {}\n", v + "fragments", s.reqds, mib);
+    fmt::print("{:<18} {:>12}   ReasmOKs\n", v + "reassembled", s.oks);
+    fmt::print("{:<18} {:>12}   ReasmFails ({} overlap, {} over limit)\n", v + "reasm-failed",
+               s.fails, s.overlaps, s.over_limit);
+    fmt::print("{:<18} {:>12}   ReasmTimeout ({} incomplete at end of capture)\n",
+               v + "reasm-timeout", s.timeouts, s.flushed);
+    if (s.hdr_errors)
+      fmt::print("{:<18} {:>12}   InHdrErrors\n", v + "frag-hdr-error", s.hdr_errors);
+    if (s.duplicates)
+      fmt::print("{:<18} {:>12}   none: duplicate fragment\n", v + "frag-dup", s.duplicates);
+  }
   fmt::print("{:<18} {:>12}\n{:<18} {:>12}\n", "packets in", r.in_packets, "packets out",
              r.out_packets);
 }
@@ -169,6 +195,24 @@ nlohmann::json to_json(const Run& r) {
                       {"packets_out", r.out_packets},
                       {"not_ip", r.not_ip},
                       {"total", counters(r.total)}};
+  // Reassembly (inbound), per family, under the kernel's SNMP names; fragment fates add up
+  // to ReasmReqds once the capture has ended.
+  for (int fam : {4, 6}) {
+    const ReasmStats& s = r.reasm.stats(fam);
+    j["reasm"][fam == 4 ? "ipv4" : "ipv6"] = {{"ReasmReqds", s.reqds},
+                                              {"ReasmOKs", s.oks},
+                                              {"ReasmFails", s.fails},
+                                              {"ReasmTimeout", s.timeouts},
+                                              {"ReasmOverlaps", s.overlaps},
+                                              {"InHdrErrors", s.hdr_errors},
+                                              {"duplicates", s.duplicates},
+                                              {"over_limit", s.over_limit},
+                                              {"incomplete_at_end", s.flushed},
+                                              {"fragments",
+                                               {{"reassembled", s.frags_done},
+                                                {"dropped", s.frags_failed},
+                                                {"timed_out", s.frags_expired}}}};
+  }
   j["sas"] = nlohmann::json::array();
   for (uint32_t i = 0; i < r.sad.size(); ++i) {
     const Sa& sa = r.sad[i];
@@ -209,6 +253,10 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   std::vector<uint8_t> frames(size_t(kBatchSize) * kStride);
   std::vector<uint32_t> off(kBatchSize), len(kBatchSize);
   std::vector<Frame> meta;
+  std::vector<uint8_t> whole(kReasmMaxLen);  // a datagram reassembled from fragments
+  std::vector<uint8_t> big;                  // a one-slot batch of kBigStride bytes
+  std::vector<uint32_t> big_off(1), big_len(1);
+  std::vector<Frame> big_meta;
   pcap_pkthdr* h;
   const u_char* data;
   int rc;
@@ -223,17 +271,41 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
       if (dump) pcap_dump(reinterpret_cast<u_char*>(dump), h, data);
       continue;
     }
+    const u_char* ipd = data + l2;
+    if (r.dir == Dir::kIn) {
+      uint64_t now = uint64_t(h->ts.tv_sec) * 1'000'000'000 + uint64_t(h->ts.tv_usec) * 1000;
+      switch (r.reasm.push(ipd, ilen, now, whole.data(), kReasmMaxLen, ilen)) {
+        case ReasmResult::kNotFragment:
+          break;
+        case ReasmResult::kHeld:
+        case ReasmResult::kDropped:  // counted in r.reasm's stats
+          continue;
+        case ReasmResult::kDone:  // goes on with the last fragment's link header and time
+          ipd = whole.data();
+          break;
+      }
+    }
     if (ilen + kHeadroom + 128 > kStride) {
-      ++oversize;
+      if (ilen + kHeadroom + 128 > kBigStride) {
+        ++oversize;
+        continue;
+      }
+      flush(r, frames, off, len, meta, dump);  // keeps the capture's order
+      big.resize(kBigStride);
+      std::memcpy(big.data() + kHeadroom, ipd, ilen);
+      big_off[0] = kHeadroom, big_len[0] = ilen;
+      big_meta.push_back(Frame{std::vector<uint8_t>(data, data + l2), h->ts});
+      flush(r, big, big_off, big_len, big_meta, dump, kBigStride);
       continue;
     }
     uint32_t i = uint32_t(meta.size());
-    std::memcpy(frames.data() + size_t(i) * kStride + kHeadroom, data + l2, ilen);
+    std::memcpy(frames.data() + size_t(i) * kStride + kHeadroom, ipd, ilen);
     off[i] = kHeadroom, len[i] = ilen;
     meta.push_back(Frame{std::vector<uint8_t>(data, data + l2), h->ts});
     if (meta.size() == kBatchSize) flush(r, frames, off, len, meta, dump);
   }
   flush(r, frames, off, len, meta, dump);
+  r.reasm.expire_all();  // never completed: counted as the kernel's timeouts would be
   std::string perr = rc == -1 ? pcap_geterr(pin) : "";
   pcap_close(pin);
   if (dump) pcap_dump_close(dump), pcap_close(dead);

@@ -41,7 +41,8 @@ Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, S
     tot = ld16(p + 2);
     nh_off = 9;
     proto = p[9];
-    if ((ld16(p + 6) & 0x3fff) != 0) return Drop::kMalformed;  // fragments: reassemble first
+    // A fragment is reassembled before ESP input (xfrm/reasm.h); one that gets here is malformed.
+    if ((ld16(p + 6) & 0x3fff) != 0) return Drop::kMalformed;
     dst.family = 4;
     std::memcpy(dst.bytes, p + 16, 4);
   } else if ((p[0] >> 4) == 6) {

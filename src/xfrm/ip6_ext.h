@@ -49,29 +49,42 @@ inline bool ip6_transport_split(const uint8_t* ip, uint32_t len, uint32_t& off, 
   }
 }
 
-/// Input: the header after the IPv6 extension headers of `ip` (`len` bytes, 40 + payload
-/// length), as the kernel's receive path reaches ESP (ip6_input: hop-by-hop first only;
-/// routing and destination-options handlers in between).
-/// Out: `off`, bytes from `ip` to the first header that is not hop-by-hop (first only),
-/// routing or destination options; `nh_off`, offset of the Next Header byte naming it. A
-/// routing header with Segments Left != 0 ends the walk there (`off` at it: the packet is
-/// routed on, not delivered to ESP here; RFC 8200 §4.4, ipv6_rthdr_rcv).
-/// Returns false for a truncated chain, a hop-by-hop header not first (RFC 8200 §4.3), a
-/// fragment header (reassemble first, as for IPv4 fragments) or more than kIp6MaxExtHdrs.
-inline bool ip6_skip_ext(const uint8_t* ip, uint32_t len, uint32_t& off, uint32_t& nh_off) {
+/// What an input walk of the extension headers stopped at (ip6_walk_ext).
+enum class Ip6Walk : uint8_t {
+  kUpper,     ///< a header that is not hop-by-hop, routing or destination options
+  kFragment,  ///< a Fragment header (RFC 8200 §4.5): reassemble first (xfrm/reasm.h)
+  kBad,       ///< truncated chain, hop-by-hop not first (§4.3), more than kIp6MaxExtHdrs
+};
+
+/// Input: walks the IPv6 extension headers of `ip` (`len` bytes, 40 + payload length) as the
+/// kernel's receive path does (ip6_input: hop-by-hop first only; routing and
+/// destination-options handlers in between; the fragment handler, ipv6_frag_rcv).
+/// Out: `off`, bytes from `ip` to the header the walk stopped at; `nh_off`, offset of the
+/// Next Header byte naming it. A routing header with Segments Left != 0 ends the walk there
+/// as kUpper (`off` at it: the packet is routed on, not delivered here; RFC 8200 §4.4,
+/// ipv6_rthdr_rcv).
+inline Ip6Walk ip6_walk_ext(const uint8_t* ip, uint32_t len, uint32_t& off, uint32_t& nh_off) {
   off = kIpv6Hdr;
   nh_off = 6;
   for (uint32_t n = 0;; ++n) {
     uint8_t nh = ip[nh_off];
-    if (nh == kNhFragment || (nh == kNhHopByHop && n != 0)) return false;
-    if (nh != kNhHopByHop && nh != kNhRouting && nh != kNhDestOpts) return true;
-    if (n == kIp6MaxExtHdrs || off + 4 > len) return false;
-    if (nh == kNhRouting && ip[off + 3] != 0) return true;  // segments left: not for us yet
+    if (nh == kNhHopByHop && n != 0) return Ip6Walk::kBad;
+    if (nh == kNhFragment) return Ip6Walk::kFragment;
+    if (nh != kNhHopByHop && nh != kNhRouting && nh != kNhDestOpts) return Ip6Walk::kUpper;
+    if (n == kIp6MaxExtHdrs || off + 4 > len) return Ip6Walk::kBad;
+    if (nh == kNhRouting && ip[off + 3] != 0) return Ip6Walk::kUpper;  // segments left
     uint32_t hl = ip6_ext_len(ip + off);
-    if (off + hl > len) return false;
+    if (off + hl > len) return Ip6Walk::kBad;
     nh_off = off;
     off += hl;
   }
+}
+
+/// Input: the header after the IPv6 extension headers of `ip` (where ip6_walk_ext reaches
+/// kUpper): `off` and `nh_off` as there. Returns false for a bad chain or a fragment header
+/// (fragments are reassembled before ESP input, xfrm/reasm.h; one that gets here is malformed).
+inline bool ip6_skip_ext(const uint8_t* ip, uint32_t len, uint32_t& off, uint32_t& nh_off) {
+  return ip6_walk_ext(ip, len, off, nh_off) == Ip6Walk::kUpper;
 }
 
 /// Offset of the UDP header of an ESP-in-UDP IPv6 packet `ip` (`len` bytes) that

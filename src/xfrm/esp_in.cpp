@@ -60,7 +60,9 @@ Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, S
   if (hlen < kIpv4Hdr || tot < hlen || tot > len) return Drop::kMalformed;
   uint32_t udp = 0;
   if (proto == kProtoUdp) {
-    // RFC 3948 §2.2: a zero non-ESP marker is IKE, a lone 0xff byte a NAT keepalive.
+    // Only UDP to an encapsulation port carries ESP (the kernel's encap socket); RFC 3948 §2.2:
+    // there, a zero non-ESP marker is IKE, a lone 0xff byte a NAT keepalive.
+    if (tot < hlen + kUdpHdr || !sad.encap_port(ld16(p + hlen + 2))) return Drop::kNotEsp;
     if (tot < hlen + kUdpHdr + kEspHdr || ld32(p + hlen + kUdpHdr) == 0) return Drop::kNotEsp;
     udp = kUdpHdr;
   } else if (proto != kProtoEsp) {

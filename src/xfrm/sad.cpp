@@ -25,6 +25,7 @@ Sa& Sad::add(const SaConfig& cfg) {
   replay_init(sa->replay, cfg.replay_window, cfg.seq);
   sa->oseq = cfg.oseq;
   by_id_.emplace(key, sa->index);
+  note_encap(cfg);
   sas_.push_back(std::move(sa));
   return *sas_.back();
 }
@@ -40,6 +41,7 @@ Sa& Sad::update(const SaConfig& cfg) {
   sa->cfg.limits = cfg.limits;
   sa->cfg.encap_sport = cfg.encap_sport, sa->cfg.encap_dport = cfg.encap_dport;
   sa->cfg.encap_oa = cfg.encap_oa;
+  note_encap(cfg);
   sa->dying = false;  // the kernel clears km.dying: a new soft limit can fire again
   return *sa;
 }

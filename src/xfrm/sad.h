@@ -29,6 +29,17 @@ class Sad {
   Sa* find_tmpl(const Addr& src, const Addr& dst, uint8_t proto, Mode mode, uint32_t reqid) const;
   uint32_t size() const { return uint32_t(sas_.size()); }
   Sa& operator[](uint32_t i) const { return *sas_[i]; }
+  /// True when inbound UDP to `port` is ESP-in-UDP (RFC 3948): 4500, or a port of an SA's
+  /// `encap espinudp SPORT DPORT`. The kernel decapsulates only on such an encap socket;
+  /// other UDP (DNS, IKE on 500...) is not IPsec and is handed on unchanged.
+  bool encap_port(uint16_t port) const {
+    if (port == kNatTPort) return true;
+    for (uint16_t p :
+         encap_ports_)  // a handful of ports (no <algorithm>: device code includes this)
+      if (p == port) return true;
+    return false;
+  }
+  static constexpr uint16_t kNatTPort = 4500;  ///< IANA ipsec-nat-t (RFC 3948 §2)
 
  private:
   /// (SPI, proto, dst): the SA's identity (RFC 4301 §4.4.2.1). No allocation per lookup.
@@ -54,6 +65,10 @@ class Sad {
   };
   static constexpr size_t kLinear = 8;  ///< up to this many SAs, find() scans
   std::vector<std::unique_ptr<Sa>> sas_;
+  std::vector<uint16_t> encap_ports_;  ///< encap sport/dport of every SA (with repeats)
+  void note_encap(const SaConfig& c) {
+    if (c.encap) encap_ports_.insert(encap_ports_.end(), {c.encap_sport, c.encap_dport});
+  }
   std::unordered_map<Key, uint32_t, KeyHash> by_id_;
 };
 

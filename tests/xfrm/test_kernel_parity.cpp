@@ -241,6 +241,23 @@ TEST(XfrmParity, NoInboundPolicyDropsTunnelModeOnly) {
   EXPECT_EQ(tr.dec(esp, cd, &spd), std::vector<Drop>{Drop::kOk});
 }
 
+// Inbound UDP is ESP-in-UDP only on an encapsulation port (4500 or an SA's encap port), as
+// the kernel decapsulates only on an encap socket: DNS or IKE on 500 is handed on unchanged,
+// also when its first four bytes are not zero.
+TEST(XfrmParity, PlainUdpIsNotEsp) {
+  Pair p(kSa + kGcm, kSa + kGcm);
+  Bytes dns = ipv4("192.0.2.1", "192.0.2.2", 17, udp(5353, 53, counting(24)));
+  Bytes ike = ipv4("192.0.2.1", "192.0.2.2", 17, udp(500, 500, counting(24)));
+  Bytes natt = ipv4("192.0.2.1", "192.0.2.2", 17, udp(4500, 4500, counting(24)));
+  Counters cd;
+  std::vector<Bytes> out;
+  EXPECT_EQ(p.dec({dns, ike, natt}, cd, nullptr, &out),
+            (std::vector<Drop>{Drop::kNotEsp, Drop::kNotEsp, Drop::kUnknownSpi}));
+  EXPECT_EQ(out[0], dns);
+  EXPECT_EQ(out[1], ike);
+  EXPECT_EQ(cd[Drop::kUnknownSpi], 1u);  // 4500 with a non-zero marker: ESP, no such SA
+}
+
 // Tunnel decapsulation with an outer CE mark on an ECT inner packet sets CE (RFC 6040) and
 // updates the inner IPv4 checksum incrementally: the header still sums to 0xffff.
 TEST(XfrmParity, DecapEcnKeepsInnerChecksumValid) {

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "cli/command.h"
+#include "cli/file_roles.h"
 #include "cli/gpu_session.h"
 #include "cli/load_args.h"
 #include "cli/xdp_job.h"
@@ -45,25 +46,26 @@ std::string hex(const uint8_t* p, size_t n) {
   return s;
 }
 
-/// Two outputs naming one file would overwrite each other: refuse before running.
+/// Outputs that name an input or each other would clobber it: refuse before running.
 void check_distinct_outputs(const RunArgs& a) {
-  std::vector<std::pair<std::string, std::string>> outs = {
-      {"-w", a.out_all},
-      {"--aborted", a.verdict_out[XDP_ABORTED]},
-      {"--drop", a.verdict_out[XDP_DROP]},
-      {"--pass", a.verdict_out[XDP_PASS]},
-      {"--tx", a.verdict_out[XDP_TX]},
-      {"--redirect", a.verdict_out[XDP_REDIRECT]},
-      {"--stats", a.stats},
-      {"--map-dump", a.map_dump},
-      {"--trace", a.trace},
-      {"--perf", a.perf},
-      {"--ringbuf", a.ringbuf}};
-  for (size_t i = 0; i < outs.size(); ++i)
-    for (size_t j = i + 1; j < outs.size(); ++j)
-      if (!outs[i].second.empty() && outs[i].second == outs[j].second)
-        throw knod::Error(fmt::format("{} and {} both write {}: give each output its own file",
-                                      outs[i].first, outs[j].first, outs[i].second));
+  knod::cli::NamedPaths ins = {
+      {"the object", a.obj}, {"-r", a.in}, {"--xfrm", a.xfrm}, {"--fib", a.fib}};
+  for (const std::string& m : a.map_load) {  // NAME=FILE or FILE
+    const size_t eq = m.find('=');
+    ins.push_back({"--map-load", eq == std::string::npos ? m : m.substr(eq + 1)});
+  }
+  knod::cli::NamedPaths outs = {{"-w", a.out_all},
+                                {"--aborted", a.verdict_out[XDP_ABORTED]},
+                                {"--drop", a.verdict_out[XDP_DROP]},
+                                {"--pass", a.verdict_out[XDP_PASS]},
+                                {"--tx", a.verdict_out[XDP_TX]},
+                                {"--redirect", a.verdict_out[XDP_REDIRECT]},
+                                {"--stats", a.stats},
+                                {"--map-dump", a.map_dump},
+                                {"--trace", a.trace},
+                                {"--perf", a.perf},
+                                {"--ringbuf", a.ringbuf}};
+  knod::cli::check_file_roles(ins, outs);
 }
 
 int run(const RunArgs& a) {

@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "cli/command.h"
+#include "cli/file_roles.h"
 #include "cli/load_args.h"
 #include "device/batch.h"
 #include "io/map_json.h"
@@ -45,6 +46,12 @@ void write_file(const std::string& path, const uint8_t* data, size_t n) {
 }
 
 int test_run(const Args& a) {
+  knod::cli::check_file_roles(
+      {{"the object", a.object},
+       {"--data-in", a.data_in},
+       {"--ctx-in", a.ctx_in},
+       {"--fib", a.fib}},
+      {{"--data-out", a.data_out}, {"--ctx-out", a.ctx_out}, {"--map-dump", a.map_dump}});
   using namespace knod;
   if (a.device != "interp")
     throw Error(fmt::format("test-run: unknown device '{}' (available: interp)", a.device));

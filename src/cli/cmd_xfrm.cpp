@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "cli/command.h"
+#include "cli/file_roles.h"
 #include "xfrm/crypto/engines.h"
 #include "xfrm/esp.h"
 #include "xfrm/install.h"
@@ -367,7 +368,10 @@ KNOD_COMMAND(ipsec) {
                 "does not depend on it")
       ->check(CLI::Range(1u, 1024u));
   c->callback([set_action, o] {
-    set_action(
-        [o] { return run_ipsec(o->xfrm, o->in, o->out, o->dir, o->stats, o->engine, o->workers); });
+    set_action([o] {
+      knod::cli::check_file_roles({{"--xfrm", o->xfrm}, {"-r", o->in}},
+                                  {{"-w", o->out}, {"--stats", o->stats}});
+      return run_ipsec(o->xfrm, o->in, o->out, o->dir, o->stats, o->engine, o->workers);
+    });
   });
 }

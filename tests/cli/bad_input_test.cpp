@@ -231,6 +231,25 @@ TEST(BadCommandLine, BadValue) {
   expect_one_line(knod("bench " + kL4lb + " -r " + kPing4 + " --workers 5000"), 2, {"--workers"});
 }
 
+// An output naming an input would truncate it before it is read (fresh-eyes: `--drop in.pcap`
+// left a 24-byte capture); the same file under another path or a hard link counts too.
+TEST(BadCommandLine, OutputThatIsAnInput) {
+  const std::string dir = ::testing::TempDir() + "knod_roles";
+  std::filesystem::create_directories(dir);
+  const std::string cap = dir + "/in.pcap", link = dir + "/link.pcap";
+  std::filesystem::copy_file(kPing4, cap, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::remove(link);
+  std::filesystem::create_hard_link(cap, link);
+  const auto size = std::filesystem::file_size(cap);
+  expect_one_line(run_l4lb("-r " + cap + " --drop " + cap), 1, {"--drop", "in.pcap", "-r"});
+  expect_one_line(run_l4lb("-r " + cap + " --stats " + link), 1, {"--stats", "-r"});
+  expect_one_line(
+      run_l4lb("-r " + cap + " --pass " + dir + "/./out.pcap --tx " + dir + "/out.pcap"), 1,
+      {"--pass", "--tx", "both write"});
+  expect_one_line(knod("ipsec --xfrm /dev/null -r " + cap + " -w " + cap), 1, {"-w", "-r"});
+  EXPECT_EQ(std::filesystem::file_size(cap), size);  // untouched
+}
+
 TEST(BadCommandLine, UnknownCommand) {
   Result r = knod("bogus");
   EXPECT_EQ(r.rc, 2);

@@ -33,7 +33,7 @@ struct RunArgs {
   std::string xfrm, xfrm_dir = "out", xfrm_engine = "openssl";  // ESP after XDP_PASS
   std::vector<std::string> map_load, max_entries;
   uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0;
-  uint64_t clock_ns = 0, seed = 0, insn_budget = 1'000'000;
+  uint64_t clock_ns = 0, seed = 0, insn_budget = knod::vm::kDefaultInsnBudget;
   bool pcap_clock = false;
   bool quiet = false;
   bool persistent = false;        // GPU: persistent kernel session (mailbox ring)
@@ -301,8 +301,10 @@ KNOD_COMMAND(run) {
                 "NAME=N: max_entries of map NAME; N: for maps declared with 0 (repeatable)")
       ->allow_extra_args(false);
   c->add_option("--insn-budget", a->insn_budget,
-                "instructions per packet before XDP_ABORTED (interp: exact; cpu: counted per "
-                "loop iteration, so loop-free programs never reach it)");
+                "instructions per packet before XDP_ABORTED, knod's guard against endless runs "
+                "(default 2^26; interp: exact; cpu and GPUs: counted per loop iteration, so "
+                "loop-free programs never reach it)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   c->add_option("--xfrm", a->xfrm,
                 "ip-xfrm state/policy file: ESP on XDP_PASS packets (SPD/SAD, see --xfrm-dir)");
   c->add_option("--xfrm-dir", a->xfrm_dir, "out: SPD + ESP encrypt (default); in: ESP decrypt")

@@ -30,7 +30,7 @@ struct Args {
   std::string object, prog, data_in, data_out, ctx_in, ctx_out, device = "interp", fib, map_dump;
   std::vector<std::string> map_load;
   uint32_t repeat = 1;
-  uint64_t clock_ns = 0, seed = 0;
+  uint64_t clock_ns = 0, seed = 0, insn_budget = knod::vm::kDefaultInsnBudget;
 };
 
 std::vector<uint8_t> read_file(const std::string& path) {
@@ -89,6 +89,7 @@ int test_run(const Args& a) {
   xdp::Options opts;
   opts.clock_ns = a.clock_ns;
   opts.seed = a.seed;
+  opts.insn_budget = a.insn_budget;
   if (!a.fib.empty()) opts.fib = std::make_shared<xdp::FibTable>(xdp::load_fib_table(a.fib));
   opts.trace = [](uint32_t cpu, std::string_view msg) {
     fmt::print("trace: [{:03}] bpf_trace_printk: {}{}", cpu, msg,
@@ -114,8 +115,11 @@ int test_run(const Args& a) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
           .count();
   if (r.fault != vm::Fault::kNone)
-    fmt::print("fault: {} at insn {} (the kernel's verifier would reject this program)\n",
-               vm::fault_name(r.fault), r.fault_pc);
+    fmt::print("fault: {} at insn {} ({})\n", vm::fault_name(r.fault), r.fault_pc,
+               r.fault == vm::Fault::kInsnBudget
+                   ? "more instructions ran than --insn-budget allows; the kernel has no "
+                     "run-time limit"
+                   : "the kernel's verifier would reject this program");
   fmt::print("retval: {} ({})\n", r.retval, xdp::action_name(r.retval));
   fmt::print("data_out: {} bytes\n", mlen + len);
   fmt::print("duration: {} ns\n", ns / repeat);
@@ -153,6 +157,10 @@ KNOD_COMMAND(test_run) {
   c->add_option("--fib", a->fib, "forwarding table JSON for bpf_fib_lookup / bpf_check_mtu");
   c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
   c->add_option("--seed", a->seed, "seed of bpf_get_prandom_u32 and syncookie secrets");
+  c->add_option("--insn-budget", a->insn_budget,
+                "instructions per run before XDP_ABORTED, knod's guard against endless runs "
+                "(default 2^26; the kernel has none)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   c->add_option("--map-load", a->map_load, "preload maps: FILE.json or NAME=FILE.json");
   c->add_option("--map-dump", a->map_dump, "write every map after the run (bpftool-style JSON)");
   c->callback([a, set_action] { set_action([a] { return test_run(*a); }); });

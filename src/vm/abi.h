@@ -96,12 +96,17 @@ struct Env {
 
 constexpr int kMaxRunRegions = 8;
 
+/// Default Run::insn_budget: knod's guard against a run that never ends (the kernel has no
+/// run-time limit; its verifier refuses such loops). 2^26 covers bpf_loop's maximum of
+/// BPF_MAX_LOOPS (8M) iterations of a small callback, so verified programs do not reach it.
+constexpr uint64_t kDefaultInsnBudget = uint64_t(1) << 26;
+
 /// State of one program run (one packet). Set up by the program-type runtime, then given to
 /// an executor. Helpers read and change it.
 struct Run {
   const Env* env = nullptr;
-  uint32_t cpu = 0;                  ///< per-CPU map slot / bpf_get_smp_processor_id
-  uint64_t insn_budget = 1'000'000;  ///< instructions per run before kInsnBudget
+  uint32_t cpu = 0;                           ///< per-CPU map slot / bpf_get_smp_processor_id
+  uint64_t insn_budget = kDefaultInsnBudget;  ///< instructions per run before kInsnBudget
   uint64_t insns_executed = 0;
 
   Region regions[kMaxRunRegions];  ///< stack, packet, metadata, conformance memory...

@@ -35,9 +35,9 @@ struct Options {
   uint32_t ncpus = 1;     ///< CPUs (workers) that may call run_packet at the same time
   uint64_t clock_ns = 0;  ///< pinned clock for bpf_ktime_get_*_ns, bpf_jiffies64; 0 = real
   uint64_t seed = 0;      ///< bpf_get_prandom_u32 / syncookie secret seed
-  uint64_t insn_budget = 1'000'000;     ///< instructions per packet before Fault::kInsnBudget
-  std::shared_ptr<const FibTable> fib;  ///< bpf_fib_lookup / bpf_check_mtu; null = empty
-  TraceSink trace;                      ///< null: bpf_trace_printk formats and drops
+  uint64_t insn_budget = vm::kDefaultInsnBudget;  ///< instructions per packet before kInsnBudget
+  std::shared_ptr<const FibTable> fib;            ///< bpf_fib_lookup / bpf_check_mtu; null = empty
+  TraceSink trace;                                ///< null: bpf_trace_printk formats and drops
   PerfSink perf;        ///< null: records stay in the map (maps::PerfEventArray::drain)
   RingbufSink ringbuf;  ///< null: records stay in the ring, which fills up as in the kernel
 };

@@ -157,6 +157,19 @@ HelperTable test_helpers() {
   return t;
 }
 
+// bpf_loop(2^19, cb) with a two-instruction callback runs ~1.05M instructions: the kernel runs
+// it (BPF_MAX_LOOPS is 8M), so the default budget must too (fresh-eyes: 1M aborted it).
+TEST(InterpBudget, DefaultBudgetRunsLongBpfLoops) {
+  HelperTable t = test_helpers();
+  Result r = run_asm(
+      "mov %r1, 524288\nlddw %r2, func(cb)\nmov %r3, 0\nmov %r4, 0\ncall 181\nexit\n"
+      "cb:\nmov %r0, 0\nexit",
+      {}, kDefaultInsnBudget, &t);
+  EXPECT_EQ(r.fault, Fault::kNone);
+  EXPECT_EQ(r.r0, 524288u);
+  EXPECT_GT(r.insns, 1'000'000u);
+}
+
 TEST(InterpHelpers, FaultFromHelper) {
   HelperTable t = test_helpers();
   Result r = run_asm("mov %r0, 1\ncall 100\nexit", {}, 1000, &t);

@@ -171,7 +171,7 @@ struct Device::Impl {
     a.fault = reinterpret_cast<uint8_t*>(at(L.fault, 1));
     a.ret = reinterpret_cast<uint64_t*>(at(L.ret, 8));
     a.maps = reinterpret_cast<knod_gpu_map**>(dmap_table);
-    a.insn_budget = 1'000'000;
+    a.insn_budget = vm::kDefaultInsnBudget;
     a.clock_ns = clock_ns;
     a.seed = seed;
     a.ncpus = ncpus;

@@ -230,7 +230,7 @@ knod_gpu_args HostSim::args_for(Batch& b, uint64_t* ret) const {
   a.maps = const_cast<knod_gpu_map**>(im.table.data());
   a.clock_ns = im.clock_ns;
   a.seed = im.seed;
-  a.insn_budget = 1'000'000;  // as the CUDA device
+  a.insn_budget = vm::kDefaultInsnBudget;  // as the CUDA device
   a.ncpus = im.ncpus;
   a.entry = im.entry;
   return a;

@@ -218,10 +218,10 @@ void process_batch(Sad& sad, const Spd& spd, CryptoEngine& eng, Dir dir, PacketB
       continue;
     }
     const Tmpl& t = pol->tmpl;
-    Sa* sa = t.spi
-                 ? sad.find(t.spi, t.dst, t.proto)
-                 : sad.find_tmpl(t.mode == Mode::kTunnel ? t.src : Addr{},
-                                 t.mode == Mode::kTunnel ? t.dst : k.dst, t.proto, t.mode, t.reqid);
+    Sa* sa = t.spi ? sad.find(t.spi, t.dst, t.proto)
+                   : sad.find_tmpl(t.mode == Mode::kTunnel ? t.src : Addr{},
+                                   t.mode == Mode::kTunnel ? t.dst : k.dst, t.proto, t.mode,
+                                   t.reqid, &k);
     if (pol->action == Action::kBlock || !sa) {
       b.drop[i] = uint8_t(Drop::kNoSa);
       continue;

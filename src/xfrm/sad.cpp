@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "base/error.h"
+#include "xfrm/spd.h"
 
 namespace knod::xfrm {
 namespace {
@@ -60,12 +61,13 @@ Sa* Sad::find(uint32_t spi, const Addr& dst, uint8_t proto) const {
   return it == by_id_.end() ? nullptr : sas_[it->second].get();
 }
 
-Sa* Sad::find_tmpl(const Addr& src, const Addr& dst, uint8_t proto, Mode mode,
-                   uint32_t reqid) const {
+Sa* Sad::find_tmpl(const Addr& src, const Addr& dst, uint8_t proto, Mode mode, uint32_t reqid,
+                   const FlowKey* flow) const {
   for (auto& sa : sas_) {
     const auto& c = sa->cfg;
     if (c.proto == proto && c.mode == mode && (!reqid || c.reqid == reqid) &&
-        (!src.family || c.src == src) && (!dst.family || c.dst == dst))
+        (!src.family || c.src == src) && (!dst.family || c.dst == dst) &&
+        (!flow || selector_match(c.sel, *flow)))
       return sa.get();
   }
   return nullptr;

@@ -12,6 +12,8 @@
 
 namespace knod::xfrm {
 
+struct FlowKey;  // xfrm/spd.h
+
 class Sad {
  public:
   /// Installs an SA (`ip xfrm state add`). Throws knod::Error "... File exists" when an SA
@@ -25,8 +27,11 @@ class Sad {
   Sa& update(const SaConfig& cfg);
   /// Inbound lookup; nullptr when none.
   Sa* find(uint32_t spi, const Addr& dst, uint8_t proto = kProtoEsp) const;
-  /// First SA with these outer addresses, proto, mode and (when non-zero) reqid; nullptr if none.
-  Sa* find_tmpl(const Addr& src, const Addr& dst, uint8_t proto, Mode mode, uint32_t reqid) const;
+  /// First SA with these outer addresses, proto, mode and (when non-zero) reqid whose `sel`
+  /// (when set) matches `flow` (when given), as xfrm_state_look_at skips a state whose
+  /// selector does not match the flow; nullptr if none.
+  Sa* find_tmpl(const Addr& src, const Addr& dst, uint8_t proto, Mode mode, uint32_t reqid,
+                const FlowKey* flow = nullptr) const;
   uint32_t size() const { return uint32_t(sas_.size()); }
   Sa& operator[](uint32_t i) const { return *sas_[i]; }
   /// True when inbound UDP to `port` is ESP-in-UDP (RFC 3948): 4500, or a port of an SA's

@@ -267,6 +267,38 @@ TEST(XfrmSpd, PolicyPicksSaAndLimitsApply) {
   EXPECT_EQ(c.packets, 2u);
 }
 
+// The state's own `sel` must match the flow too (xfrm_state_look_at): of two SAs the policy's
+// template could use, each flow gets the one whose selector it matches, and a flow that
+// matches neither finds no state (XfrmOutNoStates).
+TEST(XfrmSpd, StateSelectorPicksTheSa) {
+  const std::string sa =
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 "
+      "mode tunnel ";
+  XfrmConfig cfg = parse_text(
+      sa + "spi 0x10 sel src 10.1.0.0/16 dst 10.2.0.0/16 proto udp sport 53" + kGcm + "\n" + sa +
+      "spi 0x11 sel src 10.1.0.0/16 dst 10.2.0.0/16 proto udp sport 54" + kGcm +
+      "\nip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 dst "
+      "192.0.2.2 proto esp reqid 1 mode tunnel\n");
+  Sad sad;
+  Spd spd;
+  for (auto& s : cfg.states) sad.add(s);
+  for (auto& p : cfg.policies) spd.add(p);
+  OpensslEngine eng;
+  engine_load(eng, sad);
+  Bytes p53 = ipv4("10.1.0.5", "10.2.0.9", 17, udp(53, 6, counting(10)));
+  Bytes p54 = ipv4("10.1.0.5", "10.2.0.9", 17, udp(54, 6, counting(10)));
+  Bytes p99 = ipv4("10.1.0.5", "10.2.0.9", 17, udp(99, 6, counting(10)));
+  TestBatch b({p53, p54, p99});
+  Counters c;
+  process_batch(sad, spd, eng, Dir::kOut, b.b, c);
+  EXPECT_EQ(b.result(0), Drop::kOk);
+  EXPECT_EQ(b.result(1), Drop::kOk);
+  EXPECT_EQ(b.result(2), Drop::kNoSa);
+  EXPECT_EQ(ld32(&b.packet(0)[20]), 0x10u);  // outer IPv4 (20 bytes), then the SPI
+  EXPECT_EQ(ld32(&b.packet(1)[20]), 0x11u);
+  EXPECT_STREQ(xfrm_stat_name(Drop::kNoSa, false), "XfrmOutNoStates");
+}
+
 // A packet that cannot be encapsulated (here IPv4 IHL 3) is a counted drop that takes no
 // sequence number: the packets around it go out with 1 and 2, as the kernel, which never hands
 // such a packet to xfrm, would number them.

@@ -153,7 +153,9 @@ KNOD_COMMAND(jit) {
   c->add_option("-o,--output", a->out, "Write the code here (required for gfx code objects)");
   c->add_flag("-S,--asm", a->assembly, "Print assembly for the target (default: LLVM IR)");
   c->add_flag("--emit-llvm", a->emit_llvm, "Print LLVM IR (the default)");
-  c->add_option("-O", a->opt, "Optimisation level 0-3 (default 2)");
+  c->add_option("-O", a->opt,
+                "Optimisation level 0-3 (default 2: knod's pass list, half the compile time of "
+                "LLVM -O2; 3: LLVM's -O3 pipeline)");
   c->add_option("--ctx", a->ctx, "What r1 is: auto (xdp for ELF objects), xdp, opaque");
   c->add_flag("--no-runtime", a->no_runtime, "IR as lowered: runtime not linked, not optimised");
   c->add_flag("--stats", a->stats, "Print access counts and compile time to stderr");

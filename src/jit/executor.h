@@ -14,7 +14,8 @@
 namespace knod::jit {
 
 struct JitOptions {
-  int opt_level = 2;               ///< LLVM -O0..-O3 (IR pipeline and codegen)
+  int opt_level =
+      2;  ///< 0, 1, 3: LLVM -O0/-O1/-O3; 2: knod's pipeline (jit/pipeline.h); codegen -O<n>
   CtxKind ctx = CtxKind::kOpaque;  ///< what r1 is; kXdp enables ctx/packet range analysis
   bool range_analysis = true;      ///< false: every memory access is checked at run time
   bool map_inline = true;          ///< type map lookups and inline ARRAY ones when the Env is known

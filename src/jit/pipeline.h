@@ -17,7 +17,9 @@ namespace knod::jit {
 /// internal, so only the symbols in `keep` stay external. Throws knod::Error on a bad bitcode.
 void link_runtime(llvm::Module& m, const std::vector<std::string>& keep);
 
-/// Runs the default LLVM pipeline for `level` (0-3) with `tm`'s target information.
+/// Optimises `m` with `tm`'s target information: 0 and 1 LLVM's -O0 / -O1 pipelines, 2 (the
+/// default) knod's pipeline (pipeline.cpp knod_pipeline: half LLVM -O2's compile time), 3
+/// LLVM's -O3 pipeline.
 void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level);
 
 /// A TargetMachine for the host CPU (features detected) at codegen level `level`.

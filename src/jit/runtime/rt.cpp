@@ -27,8 +27,17 @@ KNOD_HOT static bool check_regions(Run* run, uint64_t addr, uint32_t len, bool w
   return knod_host_static_ok(run, addr, len, write);
 }
 
+// The per-value bound of a map value pool (a division): out of line, so that checked accesses
+// stay small; packet accesses, most of them, never reach it.
+KNOD_HOT static bool value_ok(const knod::vm::Region& h, uint64_t addr, uint32_t len) {
+  return (addr - h.lo) % h.stride + len <= h.value_size;
+}
+
 KNOD_INLINE bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
-  if (run->static_hint.holds(addr, len, write)) return true;  // map value pool matched last
+  const knod::vm::Region& h = run->static_hint;  // map value pool matched last
+  if (addr >= h.lo && len <= h.hi - h.lo && addr - h.lo <= h.hi - h.lo - len &&
+      (!write || h.writable))
+    return !h.stride || value_ok(h, addr, len);
   return check_regions(run, addr, len, write);
 }
 

@@ -312,13 +312,17 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   if (dump) pcap_dump_close(dump), pcap_close(dead);
   r.total[Drop::kTooBig] += oversize;
   print_report(r);
-  if (!perr.empty()) fmt::print(stderr, "knod: ipsec: '{}' is truncated: {}\n", in, perr);
+  if (!perr.empty())  // as knod run: the packets before the damage were processed; exit 3
+    fmt::print(stderr,
+               "knod: warning: {} (the capture '{}' is cut short; the packets before it "
+               "were processed)\n",
+               perr, in);
   if (!stats.empty()) {
     std::ofstream f(stats);
     f << to_json(r).dump(2) << "\n";
     if (!f) throw knod::Error("ipsec: cannot write " + stats);
   }
-  return 0;
+  return perr.empty() ? 0 : 3;
 }
 
 }  // namespace

@@ -122,6 +122,17 @@ TEST(BadCapture, TruncatedRecordRunsThePacketsBefore) {
   EXPECT_NE(stats.find("\"packets\": 9"), std::string::npos) << stats;
 }
 
+// knod ipsec on the same cut capture: the 9 whole frames are processed, exit 3 with one warning
+// line, as knod run (fresh-eyes: it exited 0).
+TEST(BadCapture, TruncatedRecordIpsecExitsThree) {
+  std::string dir = temp_dir(), p = dir + "/cut.pcap";
+  std::string whole = read_file(kPing4);
+  write_file(p, whole.substr(0, whole.size() - 12));
+  Result r = knod("ipsec --xfrm /dev/null -r " + p + " -w " + dir + "/out.pcap");
+  expect_one_line(r, 3, {"knod: warning: ", p, "cut short"});
+  EXPECT_NE(r.out.find("packets in                    9"), std::string::npos) << r.out;
+}
+
 TEST(BadCapture, NotEthernet) {
   std::string dir = temp_dir();
   std::string ip = udp_frame(60).substr(14);  // the IPv4 packet without its Ethernet header

@@ -55,7 +55,7 @@ int run_gpu(const JitArgs& a) {
   if (bytes.rfind("\x7f"
                   "ELF",
                   0) != 0)
-    throw knod::Error("knod jit: GPU targets take an eBPF ELF object, not " + a.file);
+    throw knod::Error("jit: GPU targets take an eBPF ELF object, not " + a.file);
   knod::loader::LoadOptions lo;
   lo.ncpus = 1;
   knod::loader::Object obj = knod::loader::load_object(a.file, lo);
@@ -72,11 +72,11 @@ int run_gpu(const JitArgs& a) {
   if (!a.out.empty()) {
     std::ofstream f(a.out, std::ios::binary);
     if (!f.write(code.data(), std::streamsize(code.size())))
-      throw knod::Error("knod jit: cannot write " + a.out);
+      throw knod::Error("jit: cannot write " + a.out);
   } else if (a.target[0] == 's') {
     fmt::print("{}", code);
   } else {
-    throw knod::Error("knod jit: an AMDGPU code object is binary: write it with -o FILE.hsaco");
+    throw knod::Error("jit: an AMDGPU code object is binary: write it with -o FILE.hsaco");
   }
   return 0;
 }
@@ -85,9 +85,9 @@ int run_jit(const JitArgs& a) {
   if (is_gpu_target(a.target)) return run_gpu(a);
   if (a.target != "x86_64" && a.target != "host")
     throw knod::Error(
-        "knod jit: target '" + a.target +
+        "jit: target '" + a.target +
         "' is not supported (x86_64, sm_80, sm_90, gfx900, gfx1030, gfx942, gfx1100)");
-  if (a.opt < 0 || a.opt > 3) throw knod::Error("knod jit: -O must be 0..3");
+  if (a.opt < 0 || a.opt > 3) throw knod::Error("jit: -O must be 0..3");
   std::string bytes = read_file(a.file);
   knod::jit::EmitOptions eo;
   eo.opt_level = a.opt;
@@ -99,7 +99,7 @@ int run_jit(const JitArgs& a) {
                   0) == 0) {
     knod::loader::Object obj = knod::loader::load_object(a.file);
     if (a.prog.empty() && obj.programs.size() != 1)
-      throw knod::Error("knod jit: " + a.file + " has " + std::to_string(obj.programs.size()) +
+      throw knod::Error("jit: " + a.file + " has " + std::to_string(obj.programs.size()) +
                         " programs; choose one with -p");
     std::string name = a.prog.empty() ? obj.programs[0].name : a.prog;
     knod::xdp::Runtime rt(obj, name, knod::xdp::Options{});
@@ -119,7 +119,7 @@ int run_jit(const JitArgs& a) {
   else if (a.ctx == "opaque")
     eo.ctx = knod::jit::CtxKind::kOpaque;
   else if (a.ctx != "auto")
-    throw knod::Error("knod jit: --ctx must be auto, xdp or opaque");
+    throw knod::Error("jit: --ctx must be auto, xdp or opaque");
   knod::jit::LowerStats st;
   auto t0 = std::chrono::steady_clock::now();
   std::string text = knod::jit::emit(insns, eo, &st);

@@ -112,7 +112,7 @@ TEST(MapImage, UnsupportedTypeIsAnError) {
     build_map_image(*m);
     FAIL();
   } catch (const std::exception& e) {
-    EXPECT_STREQ(e.what(), "map q: type 22 not supported on cuda yet");
+    EXPECT_STREQ(e.what(), "map q: BPF_MAP_TYPE_QUEUE (22) not supported on cuda yet");
   }
 }
 

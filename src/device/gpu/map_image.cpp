@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "maps/util.h"
 
 namespace knod::device::gpu {
 namespace {
@@ -120,8 +121,8 @@ std::vector<uint8_t> build_map_image(maps::Map& m, std::string_view device) {
       break;
     }
     default:
-      throw Error(
-          fmt::format("map {}: type {} not supported on {} yet", m.name(), def.type, device));
+      throw Error(fmt::format("map {}: {} ({}) not supported on {} yet", m.name(),
+                              maps::map_type_name(def.type), def.type, device));
   }
   std::memcpy(img.data(), &h, sizeof h);
   return img;

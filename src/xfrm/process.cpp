@@ -64,6 +64,22 @@ Drop in_policy_check(const Spd* spd, const SaConfig& sa, const uint8_t* ip, uint
   return Drop::kOk;
 }
 
+/// A packet that is not IPsec (no secpath) against the `dir in` policies, as
+/// __xfrm_policy_check: a block policy drops it (XfrmInPolBlock); an allow policy with a
+/// template requires IPsec (xfrm_policy_ok fails on the empty secpath: XfrmInTmplMismatch;
+/// knod parses no optional `level use` templates). IKE (UDP 500 / 4500) passes, as the IKE
+/// daemon's sockets bypass policy. kNotEsp: handed on unchanged.
+Drop clear_policy_check(const Spd& spd, const uint8_t* ip, uint32_t len) {
+  FlowKey k;
+  if (!flow_key(ip, len, k)) return Drop::kNotEsp;
+  const auto ike = [](uint16_t port) { return port == 500 || port == 4500; };
+  if (k.proto == kProtoUdp && (ike(k.sport) || ike(k.dport))) return Drop::kNotEsp;
+  const Policy* pol = spd.lookup(Dir::kIn, k);
+  if (!pol) return Drop::kNotEsp;
+  if (pol->action == Action::kBlock) return Drop::kPolBlock;
+  return pol->has_tmpl ? Drop::kTmplMismatch : Drop::kNotEsp;
+}
+
 }  // namespace
 
 void engine_load(CryptoEngine& eng, const Sad& sad) {
@@ -161,6 +177,8 @@ void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
     Sa* sa = nullptr;
     Drop d = esp_in_prepare(sad, slot, b.data_off[i], b.data_len[i], sa, s.st[n], s.ops[n],
                             s.batch_top.data());
+    if (d == Drop::kNotEsp && spd && spd->count(Dir::kIn))
+      d = clear_policy_check(*spd, slot + b.data_off[i], b.data_len[i]);
     b.sa[i] = sa ? sa->index : kNoSaIndex;
     b.drop[i] = uint8_t(d);
     if (d == Drop::kOk) s.sas[n] = sa, s.idx[n++] = i;

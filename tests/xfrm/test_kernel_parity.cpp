@@ -241,6 +241,33 @@ TEST(XfrmParity, NoInboundPolicyDropsTunnelModeOnly) {
   EXPECT_EQ(tr.dec(esp, cd, &spd), std::vector<Drop>{Drop::kOk});
 }
 
+// Cleartext against `dir in` policies (__xfrm_policy_check without a secpath): a policy with a
+// template wants IPsec (XfrmInTmplMismatch), a block policy drops (XfrmInPolBlock), no policy
+// or a template-less allow passes, and IKE (UDP 500) passes whatever the policy.
+TEST(XfrmParity, CleartextAgainstInboundPolicies) {
+  Pair p(kSa + kGcm, kSa + kGcm);
+  XfrmConfig c = parse_text(
+      "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir in tmpl src 192.0.2.1 dst "
+      "192.0.2.2 proto esp reqid 1 mode tunnel\n"
+      "ip xfrm policy add src 10.3.0.0/16 dst 10.2.0.0/16 dir in action block\n"
+      "ip xfrm policy add src 10.4.0.0/16 dst 10.2.0.0/16 dir in\n"
+      "ip xfrm policy add src 192.0.2.1/32 dst 192.0.2.2/32 dir in tmpl src 192.0.2.1 dst "
+      "192.0.2.2 proto esp reqid 1 mode transport\n");
+  Spd spd;
+  for (auto& pol : c.policies) spd.add(pol);
+  Bytes wants_esp = ipv4("10.1.0.5", "10.2.0.9", 17, udp(5, 6, counting(12)));
+  Bytes blocked = ipv4("10.3.0.5", "10.2.0.9", 17, udp(5, 6, counting(12)));
+  Bytes allowed = ipv4("10.4.0.5", "10.2.0.9", 17, udp(5, 6, counting(12)));
+  Bytes no_policy = ipv4("10.9.0.5", "10.2.0.9", 17, udp(5, 6, counting(12)));
+  Bytes ike = ipv4("192.0.2.1", "192.0.2.2", 17, udp(500, 500, counting(12)));
+  Counters cd;
+  EXPECT_EQ(p.dec({wants_esp, blocked, allowed, no_policy, ike}, cd, &spd),
+            (std::vector<Drop>{Drop::kTmplMismatch, Drop::kPolBlock, Drop::kNotEsp, Drop::kNotEsp,
+                               Drop::kNotEsp}));
+  Counters cn;  // without an SPD nothing is checked
+  EXPECT_EQ(p.dec({wants_esp}, cn, nullptr), std::vector<Drop>{Drop::kNotEsp});
+}
+
 // Inbound UDP is ESP-in-UDP only on an encapsulation port (4500 or an SA's encap port), as
 // the kernel decapsulates only on an encap socket: DNS or IKE on 500 is handed on unchanged,
 // also when its first four bytes are not zero.

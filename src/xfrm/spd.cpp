@@ -49,6 +49,7 @@ bool tmpl_match(const Tmpl& t, const SaConfig& sa) {
 
 void Spd::add(const Policy& p) {
   pols_.push_back(p);
+  ++count_[uint8_t(p.dir)];
 }
 
 const Policy* Spd::lookup(Dir dir, const FlowKey& k) const {

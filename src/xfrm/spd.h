@@ -56,16 +56,13 @@ class Spd {
   /// Best (lowest priority value, then first added) policy of `dir` matching `k`; or nullptr.
   const Policy* lookup(Dir dir, const FlowKey& k) const;
   uint32_t size() const { return uint32_t(pols_.size()); }
-  /// Number of policies of direction `dir`.
-  uint32_t count(Dir dir) const {
-    uint32_t n = 0;
-    for (const Policy& p : pols_) n += p.dir == dir;
-    return n;
-  }
+  /// Number of policies of direction `dir` (kept by add(): asked per packet).
+  uint32_t count(Dir dir) const { return count_[uint8_t(dir)]; }
   const Policy& operator[](uint32_t i) const { return pols_[i]; }
 
  private:
   std::vector<Policy> pols_;
+  uint32_t count_[3] = {};  ///< by Dir
 };
 
 }  // namespace knod::xfrm

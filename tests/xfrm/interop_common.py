@@ -46,6 +46,28 @@ INNER = {4: ("10.1.0.1", "10.2.0.1"), 6: ("fd01::1", "fd02::1")}
 SPI = 0x4242
 
 
+def scapy_sa(a, mode, outer, natt, seq=1, esn_hi=None):
+    """scapy's SecurityAssociation for ALGOS entry `a` in a layout (scapy imported here: the
+    tshark script does not need it). seq: the low 32 bits of the next sequence number (in the
+    constructor: scapy's encrypt(seq_num=0) falls back to its own counter); esn_hi: ESN high
+    bits, None for a 32-bit SA."""
+    from scapy.all import IP, IPv6, UDP
+    from scapy.layers.ipsec import ESP, SecurityAssociation
+
+    name, words, calgo, ckey, aalgo, akey, icv = a[:7]
+    s, d = OUTER[outer]
+    tun = (IP(src=s, dst=d) if outer == 4 else IPv6(src=s, dst=d)) if mode == "tunnel" else None
+    kw = dict(crypt_algo=calgo, crypt_key=bytes.fromhex(ckey), auth_algo=aalgo,
+              auth_key=bytes.fromhex(akey) if akey else None, tunnel_header=tun)
+    if icv:
+        kw["crypt_icv_size"] = icv
+    if natt:
+        kw["nat_t_header"] = UDP(sport=4500, dport=4500)
+    if esn_hi is not None:
+        kw["esn_en"], kw["esn"] = True, esn_hi
+    return SecurityAssociation(ESP, spi=SPI, seq_num=seq, **kw)
+
+
 def addrs(mode, outer, inner):
     return OUTER[outer] if mode == "transport" else OUTER[outer]
 

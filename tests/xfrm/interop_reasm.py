@@ -15,11 +15,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from interop_common import ALGOS, OUTER, SPI, inner_packets, xfrm_conf  # noqa: E402
+from interop_common import ALGOS, inner_packets, scapy_sa, xfrm_conf  # noqa: E402
 
-from scapy.all import IP, IPv6, UDP, Ether, Raw, fragment, fragment6, raw, rdpcap, wrpcap  # noqa: E402
+from scapy.all import IP, IPv6, Ether, Raw, fragment, fragment6, raw, rdpcap, wrpcap  # noqa: E402
 from scapy.layers.inet6 import IPv6ExtHdrFragment  # noqa: E402
-from scapy.layers.ipsec import ESP, SecurityAssociation  # noqa: E402
+from scapy.layers.ipsec import ESP  # noqa: E402
 
 LAYOUTS = [  # (name, mode, outer family, inner family, NAT-T)
     ("transport4", "transport", 4, 4, False),
@@ -29,19 +29,6 @@ LAYOUTS = [  # (name, mode, outer family, inner family, NAT-T)
     ("natt4", "transport", 4, 4, True),
 ]
 T0 = 1_700_000_000.0  # capture time of the first frame, seconds
-
-
-def make_sa(a, mode, outer, natt, seq):
-    name, words, calgo, ckey, aalgo, akey, icv = a[:7]
-    s, d = OUTER[outer]
-    tun = (IP(src=s, dst=d) if outer == 4 else IPv6(src=s, dst=d)) if mode == "tunnel" else None
-    kw = dict(crypt_algo=calgo, crypt_key=bytes.fromhex(ckey), auth_algo=aalgo,
-              auth_key=bytes.fromhex(akey) if akey else None, tunnel_header=tun)
-    if icv:
-        kw["crypt_icv_size"] = icv
-    if natt:
-        kw["nat_t_header"] = UDP(sport=4500, dport=4500)
-    return SecurityAssociation(ESP, spi=SPI, seq_num=seq, **kw)
 
 
 def cut(x, outer, n, ident, mtu_payload=None):
@@ -93,7 +80,7 @@ def check_layout(knod, work, a, lay):
     tag = f"{a[0]}-{name}"
     fam = "ipv4" if outer == 4 else "ipv6"
     pkts = inner_packets(mode, outer, inner, sizes=(100, 1000, 1400, 40, 600))
-    encs = [make_sa(a, mode, outer, natt, k + 1).encrypt(p) for k, p in enumerate(pkts)]
+    encs = [scapy_sa(a, mode, outer, natt, k + 1).encrypt(p) for k, p in enumerate(pkts)]
     # Datagram k in 2 + k % 3 fragments; fragments of datagrams 0/1 and 3/4 interleaved,
     # datagram 2 whole. Orders: in order, reversed, and last-first.
     frs = [cut(x, outer, 2 + k % 3, 0x100 + k if outer == 6 or mode == "tunnel" else None)
@@ -150,7 +137,7 @@ def check_big(knod, work, a, lay):
     tag = f"{a[0]}-{name}-big"
     fam = "ipv4" if outer == 4 else "ipv6"
     pkts = inner_packets(mode, outer, inner, sizes=(20000, 10, 20))
-    encs = [make_sa(a, mode, outer, natt, k + 1).encrypt(p) for k, p in enumerate(pkts)]
+    encs = [scapy_sa(a, mode, outer, natt, k + 1).encrypt(p) for k, p in enumerate(pkts)]
     frs = cut(encs[0], outer, 0, 0x77 if outer == 6 or mode == "tunnel" else None, 1480 if outer == 4 else 1232)
     stream = [encs[1].__class__(raw(encs[1]))] + frs[::-1] + [encs[2].__class__(raw(encs[2]))]
     out, st, text = run(knod, work, tag, xfrm_conf(a[1], mode, outer, inner, natt),

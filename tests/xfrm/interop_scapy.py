@@ -21,26 +21,10 @@ import hmac
 import sys
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from interop_common import ALGOS, LAYOUTS, OUTER, SPI, inner_packets, run_knod, xfrm_conf  # noqa: E402
+from interop_common import ALGOS, LAYOUTS, SPI, inner_packets, run_knod, scapy_sa, xfrm_conf  # noqa: E402
 
-from scapy.all import IP, IPv6, UDP, raw  # noqa: E402
-from scapy.layers.ipsec import ESP, SecurityAssociation  # noqa: E402
-
-
-def make_sa(a, mode, outer, natt, esn_hi, seq_lo=1):
-    name, words, calgo, ckey, aalgo, akey, icv = a[:7]
-    s, d = OUTER[outer]
-    tun = (IP(src=s, dst=d) if outer == 4 else IPv6(src=s, dst=d)) if mode == "tunnel" else None
-    kw = dict(crypt_algo=calgo, crypt_key=bytes.fromhex(ckey), auth_algo=aalgo,
-              auth_key=bytes.fromhex(akey) if akey else None, tunnel_header=tun)
-    if icv:
-        kw["crypt_icv_size"] = icv
-    if natt:
-        kw["nat_t_header"] = UDP(sport=4500, dport=4500)
-    if esn_hi is not None:
-        kw["esn_en"], kw["esn"] = True, esn_hi
-    # seq_num in the constructor: scapy's encrypt(seq_num=0) falls back to its own counter.
-    return SecurityAssociation(ESP, spi=SPI, seq_num=seq_lo, **kw)
+from scapy.all import IP, IPv6, raw  # noqa: E402
+from scapy.layers.ipsec import ESP  # noqa: E402
 
 
 HMACS = {"HMAC-SHA1-96": (hashlib.sha1, 12), "SHA2-256-128": (hashlib.sha256, 16),
@@ -74,7 +58,7 @@ def main():
                     assert len(enc) == len(pkts), f"knod wrote {len(enc)} of {len(pkts)} packets"
                     for k, (e, p) in enumerate(zip(enc, pkts)):
                         seq = start + k + 1
-                        sa = make_sa(a, mode, outer, natt, (seq >> 32) if esn else None)
+                        sa = scapy_sa(a, mode, outer, natt, esn_hi=(seq >> 32) if esn else None)
                         outer_pkt = (IP if outer == 4 else IPv6)(e)
                         esp = outer_pkt[ESP]
                         assert esp.spi == SPI and esp.seq == seq & 0xffffffff, f"spi/seq {esp.spi:#x}/{esp.seq}"
@@ -92,7 +76,7 @@ def main():
                     encs = []
                     for k, p in enumerate(pkts):
                         seq = start + k + 1
-                        sa = make_sa(a, mode, outer, natt, (seq >> 32) if esn else None, seq & 0xffffffff)
+                        sa = scapy_sa(a, mode, outer, natt, seq & 0xffffffff, (seq >> 32) if esn else None)
                         x = sa.encrypt(p)
                         if hm:  # replace scapy's ICV (no seq-hi) with the RFC 4303 one
                             n = HMACS[a[4]][1]

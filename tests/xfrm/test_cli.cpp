@@ -3,6 +3,7 @@
 // Bad input: one `knod: ...` line on stderr and exit status 1 (tests/cli/README.md).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -59,8 +60,16 @@ TEST(XfrmBenchCli, TableHasOneRowPerSaDirAndSize) {
         EXPECT_GT(mpps, 0);
         EXPECT_GT(raw, 0);
         EXPECT_GT(gbps_n, 0);
-        EXPECT_NEAR(pct, 100 * gbps / raw, 0.1 + 0.01 * pct);  // both columns rounded
-        EXPECT_NEAR(scale, gbps_n / gbps, 0.01 + 0.01 * scale);
+        // Every column is rounded to what it prints: half a unit of its last digit each.
+        const auto half = [](const std::string& v) {
+          const size_t dot = v.find('.');
+          return dot == std::string::npos ? 0.5 : 0.5 * std::pow(10.0, -double(v.size() - dot - 1));
+        };
+        const double eg = half(m[6]), er = half(m[7]), en = half(m[9]);
+        EXPECT_NEAR(pct, 100 * gbps / raw,
+                    half(m[8]) + 100 * (eg / raw + gbps * er / (raw * raw)) * 1.01);
+        EXPECT_NEAR(scale, gbps_n / gbps,
+                    half(m[10]) + (en / gbps + gbps_n * eg / (gbps * gbps)) * 1.01);
         if (std::string(size) != "imix") {  // Gbps counts the plaintext bytes of each packet
           EXPECT_NEAR(gbps, mpps * std::stod(size) * 8 / 1000, 0.01 + 0.005 * gbps) << ls[row];
         }

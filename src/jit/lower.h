@@ -51,9 +51,9 @@ struct MapDesc {
   /// or 0. Non-per-CPU ARRAY maps only.
   uint64_t value0 = 0;
   /// Inline lookup (ARRAY / PERCPU_ARRAY on the host only; 0 = call the helper): element i
-  /// of CPU c lives at values + (c * max_entries + i) * stride (maps/array.h).
+  /// of CPU c lives at values + (c * cpu_slots + i) * stride (maps/array.h).
   uint64_t values = 0;
-  uint32_t stride = 0, ncpus = 1;
+  uint32_t stride = 0, ncpus = 1, cpu_slots = 0;
 };
 
 struct LowerOptions {

@@ -79,7 +79,7 @@ void Lowerer::lower_array_lookup(const AccessInfo& a) {
         "knod_rt_cpu", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, false));
     Value* cpu = b_.CreateZExt(b_.CreateCall(cpu_fn, {run_}), i64);
     ok = b_.CreateAnd(ok, b_.CreateICmpULT(cpu, c64(d.ncpus)));
-    elem = b_.CreateAdd(b_.CreateMul(cpu, c64(d.max_entries)), idx);
+    elem = b_.CreateAdd(b_.CreateMul(cpu, c64(d.cpu_slots)), idx);
   }
   Value* ptr = b_.CreateAdd(c64(d.values), b_.CreateMul(elem, c64(d.stride)));
   set(0, b_.CreateSelect(ok, ptr, c64(0)));

@@ -44,6 +44,7 @@ std::vector<MapDesc> describe_maps(const vm::Env& env, bool inline_arrays) {
         d.values = reinterpret_cast<uint64_t>(a->values());
         d.stride = a->stride();
         d.ncpus = a->ncpus();
+        d.cpu_slots = a->cpu_slots();
       }
     }
     out.push_back(d);

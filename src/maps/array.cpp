@@ -7,9 +7,10 @@
 namespace knod::maps {
 
 namespace {
+constexpr uint32_t kCacheLine = 64;  ///< bytes
 constexpr uint32_t kArrayFlags =
     kAccessFlags | BPF_F_NUMA_NODE | BPF_F_MMAPABLE | BPF_F_PRESERVE_ELEMS | BPF_F_INNER_MAP;
-}
+}  // namespace
 
 ArrayMap::ArrayMap(std::string name, MapDef def, uint32_t ncpus)
     : Map(std::move(name), def),
@@ -24,14 +25,17 @@ ArrayMap::ArrayMap(std::string name, MapDef def, uint32_t ncpus)
   check_flags(this->name(), def, kArrayFlags);
   if (percpu_ && def.value_size > 32768)
     bad_def(this->name(), def, "per-CPU value_size over 32 KiB", "E2BIG");
-  if (uint64_t(stride_) * def.max_entries * ncpus_ > (uint64_t(1) << 32))
+  const uint64_t slots =
+      uint64_t(def.max_entries) + (ncpus_ > 1 ? (kCacheLine + stride_ - 1) / stride_ : 0);
+  if (uint64_t(stride_) * slots * ncpus_ > (uint64_t(1) << 32))
     bad_def(this->name(), def, "more than 4 GiB of values", "E2BIG");
-  pool_.assign(size_t(stride_) * def.max_entries * ncpus_, 0);
+  cpu_slots_ = uint32_t(slots);
+  pool_.assign(size_t(stride_) * cpu_slots_ * ncpus_, 0);
 }
 
 uint8_t* ArrayMap::at(uint32_t index, uint32_t cpu) {
   if (index >= def().max_entries || cpu >= ncpus_) return nullptr;
-  return pool_.data() + (size_t(cpu) * def().max_entries + index) * stride_;
+  return pool_.data() + (size_t(cpu) * cpu_slots_ + index) * stride_;
 }
 
 void* ArrayMap::lookup(const void* key, uint32_t cpu) {

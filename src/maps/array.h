@@ -1,8 +1,9 @@
 // BPF_MAP_TYPE_ARRAY and BPF_MAP_TYPE_PERCPU_ARRAY (kernel/bpf/arraymap.c).
-// Storage: one flat, zero-initialised pool of max_entries * ncpus * round_up(value_size, 8)
-// bytes; element i of CPU c is at (c * max_entries + i) * stride: each CPU's values are
-// contiguous, as the kernel's per-CPU areas, so that workers counting into the same element
-// do not share cache lines. Nothing is ever freed.
+// Storage: one flat, zero-initialised pool of ncpus * cpu_slots * round_up(value_size, 8)
+// bytes; element i of CPU c is at (c * cpu_slots + i) * stride. Each CPU's values are
+// contiguous, as the kernel's per-CPU areas, and a per-CPU map leaves at least 64 bytes
+// (a cache line) of unused slots after each CPU's max_entries values, so that workers
+// counting into a small map never write the same cache line. Nothing is ever freed.
 #pragma once
 
 #include <vector>
@@ -30,16 +31,18 @@ class ArrayMap : public Map {
 
   /// Value of element `index` for `cpu` (nullptr when out of range); for loaders' init data.
   uint8_t* at(uint32_t index, uint32_t cpu = 0);
-  /// Storage layout, for executors that inline lookups: element i of CPU c is at
-  /// values() + (c * max_entries + i) * stride().
+  /// Storage layout, for executors that inline lookups and GPU map images: element i of CPU
+  /// c is at values() + (c * cpu_slots() + i) * stride() bytes.
   uint8_t* values() { return pool_.data(); }
   uint32_t ncpus() const { return ncpus_; }
   uint32_t stride() const { return stride_; }
+  /// Slots per CPU: max_entries, plus the cache-line gap of a per-CPU map on several CPUs.
+  uint32_t cpu_slots() const { return cpu_slots_; }
 
  private:
   long check(const void* key, uint64_t flags, uint32_t* index) const;
   bool percpu_;
-  uint32_t ncpus_, stride_;
+  uint32_t ncpus_, stride_, cpu_slots_ = 0;
   std::vector<uint8_t> pool_;
 };
 

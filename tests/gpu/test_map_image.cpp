@@ -38,10 +38,18 @@ TEST(MapImage, ArrayValuesRoundTrip) {
 
 TEST(MapImage, PercpuArrayKeepsEveryCpu) {
   auto m = maps::create_map("pc", {BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 2}, 4);
+  uint32_t k = 1;
+  uint64_t v = 0xabcdef;
+  ASSERT_EQ(m->update(&k, &v, BPF_ANY, 3), 0);  // CPU 3's element 1
   auto img = build_map_image(*m);
   const knod_gpu_map& h = map_header(img);
   EXPECT_EQ(h.ncpus, 4u);
-  EXPECT_EQ(h.values_bytes, 2u * 4u * 8u);
+  // 2 values + a 64-byte gap (8 slots of 8 bytes) per CPU: the host pool's layout.
+  EXPECT_EQ(h.cpu_slots, 10u);
+  EXPECT_EQ(h.values_bytes, 4u * 10u * 8u);
+  uint64_t got = 0;
+  std::memcpy(&got, img.data() + h.values_off + (3 * 10 + 1) * 8, 8);
+  EXPECT_EQ(got, v);
 }
 
 TEST(MapImage, HashEntriesFollowTheDeviceProbing) {

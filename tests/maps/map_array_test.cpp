@@ -83,6 +83,25 @@ TEST(ArrayMap, PerCpuSlots) {
   EXPECT_EQ(*static_cast<uint32_t*>(m->lookup(&k, 2)), 0u);
 }
 
+// Workers counting into a small per-CPU map must not write one cache line: each CPU's values
+// are followed by at least 64 unused bytes (the kernel's per-CPU areas are apart, too).
+TEST(ArrayMap, PerCpuValuesOfDifferentCpusShareNoCacheLine) {
+  for (uint32_t vs : {4u, 16u, 24u, 100u}) {
+    MapPtr m = array(BPF_MAP_TYPE_PERCPU_ARRAY, vs, 2, 4);
+    auto* a = static_cast<ArrayMap*>(m.get());
+    for (uint32_t c = 0; c + 1 < 4; ++c) {
+      const uint8_t* last = a->at(1, c) + vs;  // one past CPU c's last value
+      const uint8_t* next = a->at(0, c + 1);
+      EXPECT_GE(next - last, 64) << "value_size " << vs << " cpu " << c;
+      EXPECT_EQ((next - a->values()) % a->stride(), 0);
+    }
+    EXPECT_EQ(a->at(0, 4), nullptr);
+  }
+  // One CPU, or not per-CPU: no gap (the value pool is exactly max_entries values).
+  MapPtr one = array(BPF_MAP_TYPE_PERCPU_ARRAY, 8, 3, 1);
+  EXPECT_EQ(static_cast<ArrayMap*>(one.get())->cpu_slots(), 3u);
+}
+
 TEST(ArrayMap, ReadOnlyProg) {
   EXPECT_TRUE(array(BPF_MAP_TYPE_ARRAY, 4, 1, 1, BPF_F_RDONLY_PROG)->prog_readonly());
   EXPECT_FALSE(array(BPF_MAP_TYPE_ARRAY, 4, 1)->prog_readonly());

@@ -25,9 +25,10 @@ constexpr int kSpin = 2000;
 
 // The calling thread is worker 0; threads[k] is worker k + 1. A run publishes the job
 // (generation); a thread joins it (`join`: generation, closed bit, active count) unless the
-// caller already closed it, claims chunks from `next`, and leaves. The caller claims too,
-// then closes the job and waits only for the threads that joined: a thread that wakes late
-// (descheduled, asleep) costs nothing. Waits poll first, then block on condition variables.
+// caller already closed it, claims chunks (its home slice first, then the others'), and leaves. The
+// caller claims too, then closes the job and waits only for the threads that joined: a thread that
+// wakes late (descheduled, asleep) costs nothing. Waits poll first, then block on condition
+// variables.
 struct CpuDevice::Pool {
   static constexpr uint64_t kClosed = 1ull << 31;
   static constexpr uint64_t kActive = kClosed - 1;
@@ -41,21 +42,31 @@ struct CpuDevice::Pool {
   // The current job.
   const ChunkFn* fn = nullptr;
   uint32_t count = 0;
-  alignas(64) std::atomic<uint32_t> next{0};
+  /// The batch cut into one contiguous slice per worker, chunk-aligned: a worker's home
+  /// slice is the same packet slots batch after batch (their lines stay in its cache).
+  struct alignas(64) Slice {
+    std::atomic<uint32_t> next{0};
+    uint32_t end = 0;
+  };
+  std::unique_ptr<Slice[]> slices;
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
   std::exception_ptr error;                   ///< guarded by mu
 
+  /// Worker `cpu` runs its home slice first, then helps the slices still unfinished.
   void claim(uint32_t cpu) {
     try {
-      for (;;) {
-        uint32_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
-        if (lo >= count) break;
-        (*fn)(lo, std::min(count, lo + chunk), cpu);
+      for (uint32_t k = 0; k < workers; ++k) {
+        Slice& s = slices[(cpu + k) % workers];
+        for (;;) {
+          uint32_t lo = s.next.fetch_add(chunk, std::memory_order_relaxed);
+          if (lo >= s.end) break;
+          (*fn)(lo, std::min(s.end, lo + chunk), cpu);
+        }
       }
     } catch (...) {
       std::lock_guard lock(mu);
       if (!error) error = std::current_exception();
-      next.store(count);  // the others stop claiming
+      for (uint32_t w = 0; w < workers; ++w) slices[w].next.store(slices[w].end);  // stop all
     }
   }
 
@@ -93,6 +104,7 @@ struct CpuDevice::Pool {
 CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->workers = opts.workers ? opts.workers : std::max(1u, std::thread::hardware_concurrency());
   pool_->chunk = std::max(1u, opts.chunk);
+  pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
   for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });
 }
@@ -122,7 +134,13 @@ void CpuDevice::run_chunks(uint32_t count, const ChunkFn& fn) {
   p.fn = &fn;
   p.count = count;
   p.error = nullptr;
-  p.next.store(0, std::memory_order_relaxed);
+  const uint32_t chunks = (count + p.chunk - 1) / p.chunk;
+  for (uint32_t w = 0; w < p.workers; ++w) {
+    const uint32_t lo = uint32_t(uint64_t(chunks) * w / p.workers) * p.chunk;
+    const uint32_t hi = uint32_t(uint64_t(chunks) * (w + 1) / p.workers) * p.chunk;
+    p.slices[w].next.store(std::min(lo, count), std::memory_order_relaxed);
+    p.slices[w].end = std::min(hi, count);
+  }
   const bool helpers = !p.threads.empty();
   if (helpers) {
     const uint64_t gen = p.generation.load(std::memory_order_relaxed) + 1;

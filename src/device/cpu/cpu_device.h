@@ -35,7 +35,10 @@ class CpuDevice {
   uint32_t workers() const;
   /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.
   /// The calling thread is worker 0 (workers = 1 runs everything inline, no thread hand-off).
-  /// Packets are claimed in chunks of `chunk` in index order. If fn throws, the first
+  /// [0, count) is cut into one contiguous, chunk-aligned home slice per worker (the same
+  /// slots go to the same worker batch after batch, so their cache lines stay put); a worker
+  /// claims its slice in chunks of `chunk`, in index order, then helps with the slices still
+  /// unclaimed (a late or descheduled worker delays nobody). If fn throws, the first
   /// exception is rethrown here after the others finish. Not reentrant (one run at a time).
   void run(uint32_t count, const PacketFn& fn);
   /// run(batch.count, fn).

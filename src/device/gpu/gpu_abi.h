@@ -51,7 +51,7 @@ enum { KNOD_SLOT_EMPTY = 0, KNOD_SLOT_BUSY = 1, KNOD_SLOT_FULL = 2, KNOD_SLOT_DE
  * header. ARRAY/DEVMAP/CPUMAP/XSKMAP/PROG_ARRAY: values[max_entries] (value_stride bytes
  * each; PROG_ARRAY holds uint32_t program index + 1, 0 = empty; DEVMAP/CPUMAP/XSKMAP entries
  * slots end with an 8-byte presence word, nonzero = entry present). PERCPU_ARRAY:
- * values[max_entries][ncpus]. HASH: open addressing over nslots (power of two >= 2 * max_entries):
+ * values[ncpus][cpu_slots] (the host pool's layout, maps/array.h: cpu_slots >= max_entries). HASH: open addressing over nslots (power of two >= 2 * max_entries):
  * state[nslots], keys[nslots] (key_stride bytes), values[nslots]; insert claims an EMPTY slot with
  * an atomic compare-and-swap (EMPTY → BUSY), writes key and value, then publishes FULL.
  * LRU_HASH and DEVMAP_HASH (read-only on the device) use the HASH layout. LPM_TRIE: the same
@@ -64,6 +64,8 @@ struct knod_gpu_map {
   uint32_t ncpus;                           /* per-CPU slots (PERCPU_ARRAY) */
   uint32_t nslots;                          /* HASH slots */
   uint32_t count;                           /* HASH live entries (atomic) */
+  uint32_t cpu_slots;                       /* PERCPU_ARRAY value slots per CPU */
+  uint32_t reserved;
   uint64_t state_off, keys_off, values_off; /* bytes from the header */
   uint64_t values_bytes; /* size of the value array (a static region of every run) */
   uint64_t bytes;        /* header + arrays */

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "maps/array.h"
 #include "maps/util.h"
 
 namespace knod::device::gpu {
@@ -50,9 +51,9 @@ std::vector<uint8_t> build_map_image(maps::Map& m, std::string_view device) {
     case kPercpuArray: {
       auto pools = m.value_pools();
       if (pools.size() != 1) throw Error(fmt::format("map {}: no flat value pool", m.name()));
-      uint64_t per_cpu = uint64_t(def.max_entries) * h.value_stride;
-      h.ncpus = uint32_t(per_cpu ? pools[0].bytes / per_cpu : 1);
-      if (h.ncpus == 0) h.ncpus = 1;
+      auto* a = dynamic_cast<maps::ArrayMap*>(&m);
+      h.cpu_slots = a ? a->cpu_slots() : def.max_entries;
+      h.ncpus = a ? a->ncpus() : 1;
       h.values_bytes = pools[0].bytes;
       h.bytes = h.values_off + h.values_bytes;
       img.assign(h.bytes, 0);

@@ -425,7 +425,7 @@ RT uint64_t map_lookup(run_t* run, uint64_t mp, uint64_t kp) {
     case 6: /* PERCPU_ARRAY */ {
       uint32_t idx = *(const uint32_t*)key;
       if (idx >= m->max_entries) return 0;
-      uint64_t slot = m->type == 6 ? (uint64_t)(run->cpu % m->ncpus) * m->max_entries + idx : idx;
+      uint64_t slot = m->type == 6 ? (uint64_t)(run->cpu % m->ncpus) * m->cpu_slots + idx : idx;
       return (uint64_t)(map_values(m) + slot * m->value_stride);
     }
     case M_HASH:
@@ -453,7 +453,7 @@ RT uint64_t map_update(run_t* run, uint64_t mp, uint64_t kp, uint64_t vp, uint64
       uint32_t idx = *(const uint32_t*)key;
       if (idx >= m->max_entries) return (uint64_t)-E2BIG;
       if (flags == BPF_NOEXIST) return (uint64_t)-EEXIST;
-      uint64_t slot = m->type == 6 ? (uint64_t)(run->cpu % m->ncpus) * m->max_entries + idx : idx;
+      uint64_t slot = m->type == 6 ? (uint64_t)(run->cpu % m->ncpus) * m->cpu_slots + idx : idx;
       copy(map_values(m) + slot * m->value_stride, (const uint8_t*)vp, m->value_size);
       return 0;
     }

@@ -161,6 +161,11 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_static_ok), flags};
   host[impl_->jit->mangleAndIntern("knod_host_tail_call")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_call), flags};
+  // Inlined hash lookups compare keys with memcmp (expanded inline from -O1 for small keys).
+  host[impl_->jit->mangleAndIntern("memcmp")] = {
+      llvm::orc::ExecutorAddr::fromPtr(
+          static_cast<int (*)(const void*, const void*, size_t)>(&std::memcmp)),
+      flags};
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(host))))
     throw Error("jit: " + llvm::toString(std::move(err)));
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "isa/insn.h"
+#include "maps/hash_view.h"
 
 namespace llvm {
 class LLVMContext;
@@ -54,6 +55,12 @@ struct MapDesc {
   /// of CPU c lives at values + (c * cpu_slots + i) * stride (maps/array.h).
   uint64_t values = 0;
   uint32_t stride = 0, ncpus = 1, cpu_slots = 0;
+  /// Inline HASH / PERCPU_HASH / LRU_HASH / LRU_PERCPU_HASH lookup (host only; hash.head null
+  /// = call the helper): the table's arrays (maps/hash_view.h), the LRU reference bytes (0
+  /// if not LRU); per-CPU maps hold `ncpus` slots of `stride` bytes per element.
+  maps::HashView hash{};
+  uint64_t lru_ref = 0;
+  bool percpu = false;
 };
 
 struct LowerOptions {
@@ -65,13 +72,13 @@ struct LowerOptions {
 
 /// Per-program counts of memory accesses (static instructions).
 struct LowerStats {
-  uint32_t accesses = 0;                 ///< LDX/ST/STX/atomic instructions lowered
-  uint32_t proven = 0;                   ///< proven in bounds: no run-time check
-  uint32_t checked = 0;                  ///< guarded by a run-time check
-  uint32_t ctx_direct = 0;               ///< ctx accesses at a known offset (direct ctx_load call)
-  uint32_t map_values = 0;               ///< of `proven`: map value accesses (typed lookups)
-  uint32_t inlined_lookups = 0;          ///< bpf_map_lookup_elem calls inlined (ARRAY maps)
-  uint32_t subprograms = 0;              ///< functions besides the entry
+  uint32_t accesses = 0;         ///< LDX/ST/STX/atomic instructions lowered
+  uint32_t proven = 0;           ///< proven in bounds: no run-time check
+  uint32_t checked = 0;          ///< guarded by a run-time check
+  uint32_t ctx_direct = 0;       ///< ctx accesses at a known offset (direct ctx_load call)
+  uint32_t map_values = 0;       ///< of `proven`: map value accesses (typed lookups)
+  uint32_t inlined_lookups = 0;  ///< bpf_map_lookup_elem calls inlined (ARRAY and HASH maps)
+  uint32_t subprograms = 0;      ///< functions besides the entry
   std::vector<uint32_t> subprogram_pcs;  ///< entry pc of each function (0 = the body)
   std::vector<uint32_t> checked_pcs;     ///< pcs of the accesses left with a run-time check
 };

@@ -5,7 +5,9 @@
 // kCallDepth. After any call the program returns at once when the run stopped (fault, exit_now,
 // tail call). bpf_map_lookup_elem on an ARRAY / PERCPU_ARRAY map whose storage the lowering
 // knows (MapDesc::values, host JIT only) is inlined as the kernel's array_map_gen_lookup does:
-// index < max_entries ? values + (cpu * max_entries + index) * stride : NULL.
+// index < max_entries ? values + (cpu * cpu_slots + index) * stride : NULL. On a HASH-family
+// map it becomes knod_rt_hash_lookup with the table's arrays and key size as constants, which
+// the linked runtime inlines: jhash and the key compare unrolled for that key size.
 #include <llvm/IR/MDBuilder.h>
 
 #include "jit/lower_impl.h"
@@ -45,6 +47,8 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
   }
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kArrayLookup)
     return lower_array_lookup(access_[pc]);
+  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kHashLookup)
+    return lower_hash_lookup(access_[pc]);
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
@@ -83,6 +87,24 @@ void Lowerer::lower_array_lookup(const AccessInfo& a) {
   }
   Value* ptr = b_.CreateAdd(c64(d.values), b_.CreateMul(elem, c64(d.stride)));
   set(0, b_.CreateSelect(ok, ptr, c64(0)));
+}
+
+void Lowerer::lower_hash_lookup(const AccessInfo& a) {
+  const MapDesc& d = opts_.maps.at(size_t(a.map));
+  ++stats_.inlined_lookups;
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  auto fn = m_.getOrInsertFunction(
+      "knod_rt_hash_lookup", llvm::FunctionType::get(i64,
+                                                     {b_.getPtrTy(), b_.getPtrTy(), i64, i64, i64,
+                                                      i64, i64, i64, i32, i32, i32, i32, i32},
+                                                     false));
+  auto addr = [&](const void* p) { return c64(reinterpret_cast<uint64_t>(p)); };
+  const maps::HashView& h = d.hash;
+  set(0, b_.CreateCall(
+             fn, {run_, stack_ptr(a.off), addr(h.head), addr(h.next), addr(h.hash), addr(h.keys),
+                  addr(h.values), c64(d.lru_ref), c32(d.key_size), c32(h.value_bytes), c32(h.mask),
+                  c32(d.percpu ? d.stride : 0), c32(d.percpu ? d.ncpus : 0)}));
 }
 
 }  // namespace knod::jit

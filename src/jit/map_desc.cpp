@@ -3,6 +3,7 @@
 #include <linux/bpf.h>
 
 #include "maps/array.h"
+#include "maps/hash.h"
 
 namespace knod::jit {
 
@@ -46,6 +47,13 @@ std::vector<MapDesc> describe_maps(const vm::Env& env, bool inline_arrays) {
         d.ncpus = a->ncpus();
         d.cpu_slots = a->cpu_slots();
       }
+    }
+    if (auto* h = dynamic_cast<maps::HashMap*>(m.get()); h && inline_arrays) {
+      d.hash = h->view();
+      d.lru_ref = reinterpret_cast<uint64_t>(h->lru_ref());
+      d.percpu = h->percpu();
+      d.stride = h->stride();
+      d.ncpus = h->ncpus();
     }
     out.push_back(d);
   }

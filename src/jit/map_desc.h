@@ -13,7 +13,8 @@ namespace knod::jit {
 /// bytes or NULL) for ARRAY, PERCPU_ARRAY, HASH, PERCPU_HASH, LRU_HASH, LRU_PERCPU_HASH and
 /// LPM_TRIE, as kernel/bpf/verifier.c types them PTR_TO_MAP_VALUE_OR_NULL. With `inline_arrays`
 /// (a host executor: the addresses are this process's), ARRAY and PERCPU_ARRAY maps also get
-/// their storage layout (MapDesc::values) so that lookups can be inlined.
+/// their storage layout (MapDesc::values) and the HASH family its table (MapDesc::hash), so
+/// that lookups can be inlined.
 std::vector<MapDesc> describe_maps(const vm::Env& env, bool inline_arrays);
 
 }  // namespace knod::jit

@@ -389,9 +389,12 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
           i.src_reg == 0 && i.imm == kMapLookupElem) {
         const Val m = s.r[1], key = s.r[2];
-        if (m.k == K::kMapPtr && maps[size_t(m.map)].values && key.k == K::kFp &&
-            key.lo >= -kStackSize && key.lo + 4 <= 0)
+        if (m.k != K::kMapPtr || key.k != K::kFp || key.lo < -kStackSize) continue;
+        const MapDesc& d = maps[size_t(m.map)];
+        if (d.values && key.lo + 4 <= 0)
           out[pc] = AccessInfo{AccessKind::kArrayLookup, int32_t(key.lo), m.map};
+        else if (d.hash.head && key.lo + int64_t(d.key_size) <= 0)
+          out[pc] = AccessInfo{AccessKind::kHashLookup, int32_t(key.lo), m.map};
         continue;
       }
       if (!mem) continue;

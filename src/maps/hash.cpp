@@ -11,6 +11,8 @@ namespace {
 constexpr uint32_t kHtabFlags =
     BPF_F_NO_PREALLOC | BPF_F_NO_COMMON_LRU | BPF_F_NUMA_NODE | kAccessFlags | BPF_F_ZERO_SEED;
 constexpr uint32_t kNil = HashTable::kNil;
+static_assert(sizeof(std::atomic<uint8_t>) == 1 && std::atomic<uint8_t>::is_always_lock_free,
+              "lru_ref() hands out the reference bits as plain bytes");
 uint32_t hash_fn(const void* key, uint32_t key_size) {
   return htab_hash(key, key_size, 0);
 }

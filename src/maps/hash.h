@@ -45,6 +45,16 @@ class HashMap : public Map {
 
   uint32_t count() const { return table_.count(); }
 
+  // What a lookup compiled elsewhere needs (jit/map_desc.cpp, jit/runtime/rt.cpp), equal to
+  // lookup(): find the element (maps/hash_view.h); LRU maps then set lru_ref()[element] if
+  // clear; per-CPU maps return slot cpu (< ncpus(), else NULL) at cpu * stride() bytes.
+  HashView view() { return table_.view(); }
+  bool percpu() const { return percpu_; }
+  uint32_t ncpus() const { return ncpus_; }
+  uint32_t stride() const { return stride_; }
+  /// LRU maps: one reference byte per element (0 or 1); nullptr for the others.
+  uint8_t* lru_ref() { return lru_ ? reinterpret_cast<uint8_t*>(ref_.get()) : nullptr; }
+
  private:
   /// cpu == kAllCpus: value holds ncpus slots of round_up(value_size, 8) (user side).
   static constexpr uint32_t kAllCpus = UINT32_MAX;

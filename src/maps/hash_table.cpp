@@ -30,23 +30,21 @@ HashTable::HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entri
 }
 
 namespace {
-uint32_t load(const uint32_t& x) {
-  return std::atomic_ref<const uint32_t>(x).load(std::memory_order_acquire);
-}
 void publish(uint32_t& x, uint32_t v) {
   std::atomic_ref<uint32_t>(x).store(v, std::memory_order_release);
 }
 }  // namespace
 
 uint32_t HashTable::find(uint32_t b, uint32_t hash, const void* key) const {
-  for (;;) {
-    uint32_t e = load(head_[b]);
-    for (; !is_end(e); e = load(next_[e]))
-      if (std::atomic_ref<const uint32_t>(hash_[e]).load(std::memory_order_relaxed) == hash &&
-          std::memcmp(keys_.data() + size_t(e) * key_size_, key, key_size_) == 0)
-        return e;
-    if (e == (kNulls | b)) return kNil;  // else: moved to another list mid-walk, start over
-  }
+  (void)b;  // bucket(hash): the walk derives it
+  HashView v{head_.data(), next_.data(), hash_.data(), keys_.data(),
+             nullptr,      key_size_,    value_bytes_, n_buckets_ - 1};
+  return hash_view_find(v, hash, key, key_size_);
+}
+
+HashView HashTable::view() {
+  return HashView{head_.data(),   next_.data(), hash_.data(), keys_.data(),
+                  values_.data(), key_size_,    value_bytes_, n_buckets_ - 1};
 }
 
 void HashTable::link_head(uint32_t b, uint32_t e, uint32_t hash) {

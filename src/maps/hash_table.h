@@ -16,14 +16,15 @@
 #include <memory>
 #include <vector>
 
+#include "maps/hash_view.h"
 #include "maps/util.h"
 
 namespace knod::maps {
 
 class HashTable {
  public:
-  static constexpr uint32_t kNil = UINT32_MAX;
-  static constexpr uint32_t kNulls = 1u << 31;  ///< list end: kNulls | bucket
+  static constexpr uint32_t kNil = kHashNil;
+  static constexpr uint32_t kNulls = kHashNulls;  ///< list end: kNulls | bucket
   static bool is_end(uint32_t e) { return (e & kNulls) != 0; }
   using HashFn = uint32_t (*)(const void* key, uint32_t key_size);
 
@@ -38,9 +39,11 @@ class HashTable {
   uint32_t bucket(uint32_t hash) const { return hash & (n_buckets_ - 1); }
   SpinLock& lock(uint32_t b) { return locks_[b]; }
 
-  /// Element holding `key` in bucket b, or kNil. Lock-free (may run while writers change
-  /// the bucket): the result held `key` at some point during the call.
+  /// Element holding `key` in bucket b (= bucket(hash)), or kNil. Lock-free (may run while
+  /// writers change the bucket): the result held `key` at some point during the call.
   uint32_t find(uint32_t b, uint32_t hash, const void* key) const;
+  /// The arrays find() walks, for lookups compiled elsewhere (maps/hash_view.h).
+  HashView view();
 
   // ---- under lock(b) ----
   void link_head(uint32_t b, uint32_t e, uint32_t hash);

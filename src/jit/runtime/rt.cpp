@@ -3,6 +3,8 @@
 // program's code. Semantics follow vm::Run (vm/abi.h) and the reference interpreter.
 #include "jit/runtime/rt.h"
 
+#include "maps/hash_view.h"
+#include "maps/jhash.h"
 #include "vm/abi.h"
 #include "xdp/buff.h"
 
@@ -113,6 +115,34 @@ KNOD_INLINE uint64_t knod_rt_ctx_load(Run* run, uint32_t off, uint32_t size, uin
 
 KNOD_INLINE uint32_t knod_rt_cpu(Run* run) {
   return run->cpu;
+}
+
+KNOD_INLINE uint64_t knod_rt_hash_lookup(Run* run, const uint8_t* key, uint64_t head, uint64_t next,
+                                         uint64_t hash, uint64_t keys, uint64_t values,
+                                         uint64_t lru_ref, uint32_t key_size, uint32_t value_bytes,
+                                         uint32_t mask, uint32_t stride, uint32_t ncpus) {
+  using knod::maps::HashView;
+  const HashView v{reinterpret_cast<const uint32_t*>(head),
+                   reinterpret_cast<const uint32_t*>(next),
+                   reinterpret_cast<const uint32_t*>(hash),
+                   reinterpret_cast<const uint8_t*>(keys),
+                   reinterpret_cast<uint8_t*>(values),
+                   key_size,
+                   value_bytes,
+                   mask};
+  const uint32_t h = knod::maps::htab_hash(key, key_size, 0);  // maps/hash.cpp: seed 0
+  const uint32_t e = knod::maps::hash_view_find(v, h, key, key_size);
+  if (e == knod::maps::kHashNil) return 0;
+  if (lru_ref) {  // bpf_lru_node_set_ref(): read first, write only when clear
+    auto* ref = reinterpret_cast<uint8_t*>(lru_ref) + e;
+    if (!__atomic_load_n(ref, __ATOMIC_RELAXED)) __atomic_store_n(ref, 1, __ATOMIC_RELAXED);
+  }
+  uint64_t p = values + uint64_t(e) * value_bytes;
+  if (ncpus) {
+    if (run->cpu >= ncpus) return 0;
+    p += uint64_t(run->cpu) * stride;
+  }
+  return p;
 }
 
 KNOD_INLINE bool knod_rt_stopped(Run* run) {

@@ -7,14 +7,6 @@
 
 namespace knod::xdp {
 
-void Buff::init(uint8_t* frame, uint32_t fsz, uint32_t data_off, uint32_t data_len, uint32_t mlen) {
-  data_hard_start = reinterpret_cast<uint64_t>(frame);
-  frame_sz = fsz;
-  data = data_hard_start + data_off;
-  data_meta = data - mlen;
-  data_end = data + data_len;
-}
-
 uint64_t Buff::data_hard_end() const {
   return data_hard_start + frame_sz - device::kTailroom;
 }
@@ -28,10 +20,6 @@ bool Buff::attach(vm::Run& run) {
   run.ctx_fields = this;
   packet_region = run.add_region(data_meta, data_end, true);
   return packet_region >= 0;
-}
-
-void Buff::sync(vm::Run& run) const {
-  if (packet_region >= 0) run.regions[packet_region] = vm::Region{data_meta, data_end, true};
 }
 
 Buff* buff_of(vm::Run& run, uint64_t ctx) {

@@ -38,14 +38,21 @@ struct Buff {
   alignas(8) uint8_t ctx[kXdpMdSize] = {};  ///< the ctx object r1 points at (never read)
 
   /// Sets the layout: frame of frame_sz bytes, packet at data_off with data_len bytes and
-  /// meta_len bytes of metadata just before it.
-  void init(uint8_t* frame, uint32_t frame_sz, uint32_t data_off, uint32_t data_len,
-            uint32_t meta_len);
+  /// meta_len bytes of metadata just before it. Inline: once per packet on the hot path.
+  void init(uint8_t* frame, uint32_t fsz, uint32_t data_off, uint32_t data_len, uint32_t mlen) {
+    data_hard_start = reinterpret_cast<uint64_t>(frame);
+    frame_sz = fsz;
+    data = data_hard_start + data_off;
+    data_meta = data - mlen;
+    data_end = data + data_len;
+  }
   /// Hooks the buffer into `run`: ctx range and accessors, prog_state, the packet region.
   /// Returns false when the run has no free region.
   bool attach(vm::Run& run);
   /// Re-publishes [data_meta, data_end) after a helper moved head, meta or tail.
-  void sync(vm::Run& run) const;
+  void sync(vm::Run& run) const {
+    if (packet_region >= 0) run.regions[packet_region] = vm::Region{data_meta, data_end, true};
+  }
 
   uint64_t data_hard_end() const;  ///< xdp_data_hard_end(): frame end minus the tailroom
   uint32_t len() const { return uint32_t(data_end - data); }

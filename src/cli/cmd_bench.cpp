@@ -298,8 +298,10 @@ int bench(const BenchArgs& a) {
     if (cpu) {
       r1 = run_knod(c, "cpu", 1, a);
       rn = run_knod(c, "cpu", workers, a);
-      max_compile = std::max(max_compile, r1.compile_ms);
-      max_compile_cpu = std::max(max_compile_cpu, r1.compile_cpu_ms);
+      // Both columns compile the program afresh: the faster compile counts (the host
+      // preempting the vCPU during one compile is not the compiler's cost).
+      max_compile = std::max(max_compile, std::fmin(r1.compile_ms, rn.compile_ms));
+      max_compile_cpu = std::max(max_compile_cpu, std::fmin(r1.compile_cpu_ms, rn.compile_cpu_ms));
     }
     if (kernel) rk = run_kernel(c, a);
     const double jk = r1.ns / rk.ns, ji = ri.ns / r1.ns, sc = r1.ns / rn.ns;
@@ -314,8 +316,9 @@ int bench(const BenchArgs& a) {
     std::fflush(stdout);
   }
   if (cpu)
-    fmt::print("max JIT compile: {:.1f} ms/program ({:.1f} ms CPU)\n", max_compile,
-               max_compile_cpu);
+    fmt::print(
+        "max JIT compile: {:.1f} ms/program ({:.1f} ms CPU; each the faster of 2 compiles)\n",
+        max_compile, max_compile_cpu);
   if (cs.size() > 1) {
     if (n_int) fmt::print("geomean interp/jit-1 speedup: {:.2f}\n", std::exp(log_int / n_int));
     if (n_scale) fmt::print("geomean jit-N/jit-1 scaling: {:.2f}\n", std::exp(log_scale / n_scale));

@@ -76,6 +76,7 @@ llvm::ModulePassManager knod_pipeline() {
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
   mpm.addPass(llvm::ModuleInlinerPass(llvm::getInlineParams(2, 0)));
+  mpm.addPass(llvm::GlobalDCEPass());  // runtime functions now inlined everywhere: not optimised
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));  // registers out of allocas
   fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));

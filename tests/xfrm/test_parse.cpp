@@ -58,6 +58,31 @@ TEST(XfrmParse, CbcHmacNatTSelLimits) {
   EXPECT_EQ(c.align(), 16u);
 }
 
+// `knod xfrm -f` prints a state's selector in the words the parser takes back.
+TEST(XfrmParse, StateSelectorIsPrintedAndParsesBack) {
+  SaConfig c = state(
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 mode transport "
+      "aead 'rfc4106(gcm(aes))' 0x0102030405060708090a0b0c0d0e0f1011121314 128 "
+      "sel src 10.1.0.0/16 dst 10.2.0.7/32 proto udp sport 5000 dport 53");
+  const std::string text = format_state(c);
+  EXPECT_NE(text.find(" sel src 10.1.0.0/16 dst 10.2.0.7/32 proto 17 sport 5000 dport 53"),
+            std::string::npos)
+      << text;
+  const std::string base =
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 mode transport "
+      "aead 'rfc4106(gcm(aes))' 0x0102030405060708090a0b0c0d0e0f1011121314 128";
+  SaConfig back = state(base + text.substr(text.find(" sel ")));
+  EXPECT_EQ(back.sel.src.plen, 16);
+  EXPECT_EQ(to_string(back.sel.dst), "10.2.0.7/32");
+  EXPECT_EQ(back.sel.proto, 17);
+  EXPECT_EQ(back.sel.sport, 5000);
+  EXPECT_EQ(back.sel.dport, 53);
+  SaConfig none = state(
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1002 mode transport "
+      "aead 'rfc4106(gcm(aes))' 0x0102030405060708090a0b0c0d0e0f1011121314 128");
+  EXPECT_EQ(format_state(none).find(" sel"), std::string::npos) << format_state(none);
+}
+
 TEST(XfrmParse, ReplayCounters) {
   SaConfig c = state(
       "ip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto esp spi 1 replay-oseq-hi 1 "
@@ -167,7 +192,8 @@ TEST(XfrmParse, PolicyAndFile) {
 
 TEST(XfrmParse, ContinuationAtEndOfFileIsAnError) {
   try {
-    parse_text("# sa\nip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto esp spi 0x100 \\\n", "f.conf");
+    parse_text("# sa\nip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto esp spi 0x100 \\\n",
+               "f.conf");
     FAIL() << "a dangling '\\' must not drop the line";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "f.conf:2: line continuation ('\\') at the end of the file");

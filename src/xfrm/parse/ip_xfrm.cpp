@@ -425,6 +425,19 @@ const char* auth_name(Auth a) {
   return "?";
 }
 
+namespace {
+/// Selector words as `ip xfrm` takes them (what is unset is left out).
+std::string format_selector(const Selector& sel) {
+  std::string s;
+  if (sel.src.addr.family) s += fmt::format(" src {}", to_string(sel.src));
+  if (sel.dst.addr.family) s += fmt::format(" dst {}", to_string(sel.dst));
+  if (sel.proto) s += fmt::format(" proto {}", sel.proto);
+  if (sel.sport) s += fmt::format(" sport {}", sel.sport);
+  if (sel.dport) s += fmt::format(" dport {}", sel.dport);
+  return s;
+}
+}  // namespace
+
 std::string format_state(const SaConfig& c) {
   std::string s = fmt::format("src {} dst {} proto esp spi 0x{:08x} reqid {} mode {}",
                               to_string(c.src), to_string(c.dst), c.spi, c.reqid,
@@ -447,15 +460,16 @@ std::string format_state(const SaConfig& c) {
   if (c.encap)
     s += fmt::format(" encap espinudp {} {} {}", c.encap_sport, c.encap_dport,
                      to_string(c.encap_oa));
+  if (std::string sel = format_selector(c.sel); !sel.empty()) s += " sel" + sel;
   return s;
 }
 
 std::string format_policy(const Policy& p) {
   static const char* const dirs[] = {"in", "out", "fwd"};
   std::string s = fmt::format("src {} dst {}", to_string(p.sel.src), to_string(p.sel.dst));
-  if (p.sel.proto) s += fmt::format(" proto {}", p.sel.proto);
-  if (p.sel.sport) s += fmt::format(" sport {}", p.sel.sport);
-  if (p.sel.dport) s += fmt::format(" dport {}", p.sel.dport);
+  Selector ports = p.sel;  // src and dst are always printed ("any" when unset)
+  ports.src = ports.dst = Prefix{};
+  s += format_selector(ports);
   s += fmt::format(" dir {} priority {} action {}", dirs[int(p.dir)], p.priority,
                    p.action == Action::kAllow ? "allow" : "block");
   if (p.has_tmpl)

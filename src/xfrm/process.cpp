@@ -92,8 +92,14 @@ Drop esp_out_admit(Sa& sa, uint32_t len, Counters& stats, uint64_t* seq) {
   bool soft;
   if (!lifetime_admit(sa, pk, by, soft)) return Drop::kLimit;
   stats.soft_expires += soft;
-  *seq = sa.oseq.fetch_add(1) + 1;
-  if ((!sa.cfg.esn() && *seq > 0xffffffffull) || *seq == 0) return Drop::kSeqOverflow;
+  // xfrm_replay_overflow(): the counter stops at its last value (2^32 - 1, or 2^64 - 1 with
+  // ESN); the packet that would wrap it is dropped and the counter is not advanced.
+  const uint64_t last = sa.cfg.esn() ? UINT64_MAX : 0xffffffffull;
+  uint64_t cur = sa.oseq.load(std::memory_order_relaxed);
+  do {
+    if (cur >= last) return Drop::kSeqOverflow;
+  } while (!sa.oseq.compare_exchange_weak(cur, cur + 1, std::memory_order_relaxed));
+  *seq = cur + 1;
   return Drop::kOk;
 }
 

@@ -149,12 +149,16 @@ TEST(XfrmReplay, EsnWrapAt2To32) {
 TEST(XfrmReplay, WithoutEsnSequenceStopsAt2To32) {
   Pair p("replay-window 64");
   p.out_sad[0].oseq = 0xffffffffull;
-  TestBatch b({ipv4("10.0.0.1", "10.0.0.2", 17, udp(1, 2, counting(3)))});
-  b.sa[0] = 0;
+  TestBatch b({ipv4("10.0.0.1", "10.0.0.2", 17, udp(1, 2, counting(3))),
+               ipv4("10.0.0.1", "10.0.0.2", 17, udp(1, 2, counting(4)))});
+  b.sa[0] = b.sa[1] = 0;
   Counters c;
   esp_encrypt_batch(p.out_sad, p.eng_out, b.b, c);
   EXPECT_EQ(b.result(0), Drop::kSeqOverflow);
-  EXPECT_EQ(c[Drop::kSeqOverflow], 1u);
+  EXPECT_EQ(b.result(1), Drop::kSeqOverflow);
+  EXPECT_EQ(c[Drop::kSeqOverflow], 2u);
+  // The kernel's x->replay.oseq stays at 2^32 - 1 (`ip xfrm state` shows seq 0xffffffff).
+  EXPECT_EQ(p.out_sad[0].oseq.load(), 0xffffffffull);
 }
 
 }  // namespace

@@ -93,7 +93,8 @@ struct SaStats {
 };
 
 /// An installed SA: config plus run-time state. Not copyable (atomics).
-/// Outbound: `oseq` is taken with fetch_add (any thread). Inbound: `replay` changes only
+/// Outbound: `oseq` advances by compare-exchange (any thread; never past its last value).
+/// Inbound: `replay` changes only
 /// under `lock` (the serialized "advance" phase of a batch).
 struct Sa {
   SaConfig cfg;

@@ -94,8 +94,7 @@ struct SaStats {
 
 /// An installed SA: config plus run-time state. Not copyable (atomics).
 /// Outbound: `oseq` advances by compare-exchange (any thread; never past its last value).
-/// Inbound: `replay` changes only
-/// under `lock` (the serialized "advance" phase of a batch).
+/// Inbound: `replay` changes only under `lock` (the serialized "advance" phase of a batch).
 struct Sa {
   SaConfig cfg;
   uint32_t index = 0;             ///< slot in the Sad; also the crypto engine's SA id

@@ -2,6 +2,8 @@
 // runs it (net/bpf/test_run.c bpf_prog_test_run_xdp): the packet in a 4096-byte frame after
 // 256 bytes of headroom, optional struct xdp_md ctx_in (metadata length, ifindex, queue),
 // `repeat` runs on the same buffer. Prints retval, data_out size and the mean duration.
+// --device interp (the reference, default) or cpu (the JIT of `knod run`, compiled before the
+// clock starts, tail-call targets too).
 #include <fmt/core.h>
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include "cli/load_args.h"
 #include "device/batch.h"
 #include "io/map_json.h"
+#include "jit/executor.h"
 #include "loader/object.h"
 #include "vm/interp.h"
 #include "xdp/buff.h"
@@ -53,8 +56,8 @@ int test_run(const Args& a) {
        {"--fib", a.fib}},
       {{"--data-out", a.data_out}, {"--ctx-out", a.ctx_out}, {"--map-dump", a.map_dump}});
   using namespace knod;
-  if (a.device != "interp")
-    throw Error(fmt::format("test-run: unknown device '{}' (available: interp)", a.device));
+  if (a.device != "interp" && a.device != "cpu")
+    throw Error(fmt::format("test-run: unknown device '{}' (available: interp, cpu)", a.device));
   std::vector<uint8_t> data = read_file(a.data_in);
   // ctx_in: struct xdp_md, shorter input zero-padded, longer must be zero (bpf_ctx_init).
   xdp_md ctx{};
@@ -106,11 +109,22 @@ int test_run(const Args& a) {
   uint8_t fault = 0;
   device::Batch b{1,    device::kFrameSize, frame.data(), &off,  &len, &mlen, &ifindex,
                   &rxq, &verdict,           &redirect,    &fault};
-  vm::Interpreter interp;
+  std::unique_ptr<vm::Executor> ex;
+  if (a.device == "cpu") {
+    jit::JitOptions jo;
+    jo.ctx = jit::CtxKind::kXdp;
+    auto jit = std::make_unique<jit::JitExecutor>(jo);
+    jit->compile(rt.program(), &rt.env());
+    for (const vm::Program* p : rt.env().programs)  // tail-call targets
+      if (p) jit->compile(*p, &rt.env());
+    ex = std::move(jit);
+  } else {
+    ex = std::make_unique<vm::Interpreter>();
+  }
   const uint32_t repeat = a.repeat ? a.repeat : 1;
   xdp::RunResult r;
   const auto t0 = std::chrono::steady_clock::now();
-  for (uint32_t i = 0; i < repeat; ++i) r = rt.run_packet(interp, b, 0, 0);
+  for (uint32_t i = 0; i < repeat; ++i) r = rt.run_packet(*ex, b, 0, 0);
   const auto ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
           .count();
@@ -153,7 +167,8 @@ KNOD_COMMAND(test_run) {
   c->add_option("--ctx-in", a->ctx_in, "struct xdp_md (24 bytes): data = metadata length");
   c->add_option("--ctx-out", a->ctx_out, "write struct xdp_md after the run");
   c->add_option("--repeat", a->repeat, "runs on the same buffer (mean duration printed)");
-  c->add_option("--device", a->device, "executor: interp");
+  c->add_option("--device", a->device,
+                "executor: interp (the reference interpreter, default) or cpu (the JIT)");
   c->add_option("--fib", a->fib, "forwarding table JSON for bpf_fib_lookup / bpf_check_mtu");
   c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
   c->add_option("--seed", a->seed, "seed of bpf_get_prandom_u32 and syncookie secrets");

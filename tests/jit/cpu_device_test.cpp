@@ -39,6 +39,33 @@ TEST(CpuDevice, EveryPacketOnceOnAValidCpu) {
   EXPECT_EQ(sum, 3ull * n * (n - 1) / 2);
 }
 
+// for_chunks (the ESP crypto stage's use): any count, including 0 and fewer items than
+// workers * chunk, any chunk; each item once per run, chunks within [0, count), worker ids
+// below workers().
+TEST(CpuDevice, ForChunksCoversEveryCountOnce) {
+  CpuDevice dev(CpuOptions{4, 64});
+  std::vector<std::atomic<uint32_t>> hits(257);
+  std::atomic<uint32_t> bad{0};
+  uint32_t want[257] = {};
+  for (uint32_t round = 0; round < 300; ++round) {
+    const uint32_t count = round % 257, chunk = 1 + round % 11;
+    for (uint32_t i = 0; i < count; ++i) ++want[i];
+    dev.for_chunks(count, chunk, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+      if (cpu >= 4 || lo >= hi || hi > count || hi - lo > chunk) ++bad;
+      for (uint32_t i = lo; i < hi && i < 257; ++i) hits[i].fetch_add(1);
+    });
+  }
+  EXPECT_EQ(bad.load(), 0u);
+  for (uint32_t i = 0; i < 257; ++i) EXPECT_EQ(hits[i].load(), want[i]) << i;
+  CpuDevice one(CpuOptions{1, 8});  // one worker: everything inline on the caller, in order
+  std::vector<uint32_t> order;
+  one.for_chunks(20, 3, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+    for (uint32_t i = lo; i < hi; ++i) order.push_back(i + 100 * cpu);
+  });
+  ASSERT_EQ(order.size(), 20u);
+  for (uint32_t i = 0; i < 20; ++i) EXPECT_EQ(order[i], i);
+}
+
 TEST(CpuDevice, ExceptionsReachTheCaller) {
   CpuDevice dev(CpuOptions{2, 1});
   EXPECT_THROW(dev.run(100,

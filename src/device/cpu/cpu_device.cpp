@@ -33,20 +33,21 @@ struct CpuDevice::Pool {
   static constexpr uint64_t kClosed = 1ull << 31;
   static constexpr uint64_t kActive = kClosed - 1;
   uint32_t workers = 1;
-  uint32_t chunk = 64;
+  uint32_t chunk = 64;  ///< the device's default; `job_chunk` is the current job's
   std::vector<std::thread> threads;
   std::mutex mu;
   std::condition_variable start_cv, done_cv;
   std::atomic<uint64_t> generation{0};  ///< bumped per run; threads wait for a new one
   std::atomic<bool> stop{false};
   // The current job.
-  const ChunkFn* fn = nullptr;
-  uint32_t count = 0;
+  RawFn fn = nullptr;
+  void* ctx = nullptr;
+  uint32_t job_chunk = 64;
   /// The batch cut into one contiguous slice per worker, chunk-aligned: a worker's home
   /// slice is the same packet slots batch after batch (their lines stay in its cache).
   struct alignas(64) Slice {
-    std::atomic<uint32_t> next{0};
-    uint32_t end = 0;
+    std::atomic<uint64_t> next{0};  ///< 64-bit: claims past `end` never wrap around
+    uint64_t end = 0;
   };
   std::unique_ptr<Slice[]> slices;
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
@@ -58,9 +59,9 @@ struct CpuDevice::Pool {
       for (uint32_t k = 0; k < workers; ++k) {
         Slice& s = slices[(cpu + k) % workers];
         for (;;) {
-          uint32_t lo = s.next.fetch_add(chunk, std::memory_order_relaxed);
+          const uint64_t lo = s.next.fetch_add(job_chunk, std::memory_order_relaxed);
           if (lo >= s.end) break;
-          (*fn)(lo, std::min(s.end, lo + chunk), cpu);
+          fn(ctx, uint32_t(lo), uint32_t(std::min(s.end, lo + job_chunk)), cpu);
         }
       }
     } catch (...) {
@@ -129,17 +130,28 @@ void CpuDevice::run(uint32_t count, const PacketFn& fn) {
 }
 
 void CpuDevice::run_chunks(uint32_t count, const ChunkFn& fn) {
+  run_raw(
+      count, 0,
+      [](void* f, uint32_t lo, uint32_t hi, uint32_t cpu) {
+        (*static_cast<const ChunkFn*>(f))(lo, hi, cpu);
+      },
+      const_cast<ChunkFn*>(&fn));
+}
+
+void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
   if (count == 0) return;
   Pool& p = *pool_;
-  p.fn = &fn;
-  p.count = count;
+  p.fn = fn;
+  p.ctx = ctx;
+  p.job_chunk = chunk ? chunk : p.chunk;
   p.error = nullptr;
-  const uint32_t chunks = (count + p.chunk - 1) / p.chunk;
+  const uint64_t c = p.job_chunk;
+  const uint64_t chunks = (count + c - 1) / c;
   for (uint32_t w = 0; w < p.workers; ++w) {
-    const uint32_t lo = uint32_t(uint64_t(chunks) * w / p.workers) * p.chunk;
-    const uint32_t hi = uint32_t(uint64_t(chunks) * (w + 1) / p.workers) * p.chunk;
-    p.slices[w].next.store(std::min(lo, count), std::memory_order_relaxed);
-    p.slices[w].end = std::min(hi, count);
+    const uint64_t lo = std::min<uint64_t>(chunks * w / p.workers * c, count);
+    const uint64_t hi = std::min<uint64_t>(chunks * (w + 1) / p.workers * c, count);
+    p.slices[w].next.store(lo, std::memory_order_relaxed);
+    p.slices[w].end = hi;
   }
   const bool helpers = !p.threads.empty();
   if (helpers) {
@@ -163,6 +175,7 @@ void CpuDevice::run_chunks(uint32_t count, const ChunkFn& fn) {
     }
   }
   p.fn = nullptr;
+  p.ctx = nullptr;
   std::exception_ptr err;
   {
     std::lock_guard lock(p.mu);

@@ -3,11 +3,15 @@
 // packets it runs). Program-type neutral: what running packet i means (building the Run for
 // an XDP frame, calling the executor, writing the verdict) is the caller's PacketFn, e.g.
 //   dev.run(batch.count, [&](uint32_t i, uint32_t cpu) { rt.run_packet(jit, batch, i, cpu); });
+// Also the thread pool of the ESP crypto stage (xfrm::ThreadedEngine: for_chunks over the
+// CryptoOp vector, one OpenSSL engine per worker). Its own library, knod_device_cpu (threads
+// only), so that xfrm links it without the GPU devices.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 
 #include "device/batch.h"
 
@@ -45,8 +49,19 @@ class CpuDevice {
   void run(const Batch& batch, const PacketFn& fn) { run(batch.count, fn); }
   /// run() by chunks: fn(begin, end, cpu) for consecutive claims of at most `chunk` packets.
   void run_chunks(uint32_t count, const ChunkFn& fn);
+  /// run_chunks with any callable and claims of `chunk` items (0: the device's), without a
+  /// std::function (no allocation per call).
+  template <class F>
+  void for_chunks(uint32_t count, uint32_t chunk, F&& fn) {
+    auto call = [](void* f, uint32_t lo, uint32_t hi, uint32_t cpu) {
+      (*static_cast<std::remove_reference_t<F>*>(f))(lo, hi, cpu);
+    };
+    run_raw(count, chunk, call, const_cast<void*>(static_cast<const void*>(&fn)));
+  }
 
  private:
+  using RawFn = void (*)(void* ctx, uint32_t begin, uint32_t end, uint32_t cpu);
+  void run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx);
   struct Pool;
   std::unique_ptr<Pool> pool_;
 };

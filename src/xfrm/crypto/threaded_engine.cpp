@@ -8,7 +8,9 @@ namespace knod::xfrm {
 
 ThreadedEngine::ThreadedEngine(std::vector<std::unique_ptr<CryptoEngine>> engines,
                                ThreadedOptions opts)
-    : engines_(std::move(engines)), opts_(opts), pool_(uint32_t(engines_.size())) {
+    : engines_(std::move(engines)),
+      opts_(opts),
+      pool_(device::CpuOptions{uint32_t(std::max<size_t>(1, engines_.size())), 8}) {
   if (engines_.empty()) throw Error("xfrm: threaded engine needs at least one engine");
 }
 
@@ -37,12 +39,10 @@ void ThreadedEngine::run(CryptoOp* ops, uint32_t n, bool enc) {
     return enc ? e.encrypt(ops, n) : e.decrypt(ops, n);
   }
   const uint32_t chunk = opts_.chunk ? opts_.chunk : std::max(8u, n / (4 * w));
-  const uint32_t tasks = (n + chunk - 1) / chunk;
-  // Worker `worker` uses engines_[worker] only: its contexts are touched by one thread.
-  pool_.run(tasks, [&](uint32_t task, uint32_t worker) {
-    uint32_t lo = task * chunk, cnt = std::min(chunk, n - lo);
-    CryptoEngine& e = *engines_[worker];
-    enc ? e.encrypt(ops + lo, cnt) : e.decrypt(ops + lo, cnt);
+  // Worker `cpu` uses engines_[cpu] only: its contexts are touched by one thread.
+  pool_.for_chunks(n, chunk, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+    CryptoEngine& e = *engines_[cpu];
+    enc ? e.encrypt(ops + lo, hi - lo) : e.decrypt(ops + lo, hi - lo);
   });
 }
 

@@ -1,16 +1,16 @@
 // The crypto stage of a batch over N worker threads: one inner engine per worker (each with
 // its own OpenSSL EVP_CIPHER_CTX / EVP_MAC_CTX per SA: a context is never shared between
-// threads), ops split into chunks claimed from a WorkerPool. Every op reads and writes only
-// its own packet and its own CryptoOp, so the result (bytes, ok flags) is the same as one
-// engine running the vector in order; sequence numbers, the replay window and counters are
-// not touched here (prepare and finish stay serial in process.cpp).
+// threads), ops split into chunks claimed on a device::CpuDevice (the XDP CPU device's pool). Every
+// op reads and writes only its own packet and its own CryptoOp, so the result (bytes, ok flags) is
+// the same as one engine running the vector in order; sequence numbers, the replay window and
+// counters are not touched here (prepare and finish stay serial in process.cpp).
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "device/cpu/cpu_device.h"
 #include "xfrm/crypto/engine.h"
-#include "xfrm/workers.h"
 
 namespace knod::xfrm {
 
@@ -40,7 +40,7 @@ class ThreadedEngine final : public CryptoEngine {
   void run(CryptoOp* ops, uint32_t n, bool enc);
   std::vector<std::unique_ptr<CryptoEngine>> engines_;
   ThreadedOptions opts_;
-  WorkerPool pool_;
+  device::CpuDevice pool_;  ///< engines_.size() workers, the caller being worker 0
 };
 
 }  // namespace knod::xfrm

@@ -1,5 +1,6 @@
 #include "maps/hash.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -67,11 +68,14 @@ HashMap::HashMap(std::string name, MapDef def, uint32_t ncpus)
       lru_(is_lru(def.type)),
       ncpus_(percpu_ ? ncpus : 1),
       stride_(round_up8(def.value_size)),
-      table_(def.key_size, elem_bytes(def, ncpus), def.max_entries, hash_fn) {
+      // Spares for replacing values (htab->extra_elems): one per CPU, one for user space.
+      table_(def.key_size, elem_bytes(def, ncpus), def.max_entries, hash_fn,
+             percpu_ ? 0 : std::max(ncpus, 1u) + 1) {
   if (lru_) {
-    lru_prev_.assign(def.max_entries, kNil);
-    lru_next_.assign(def.max_entries, kNil);
-    ref_.reset(new std::atomic<uint8_t>[def.max_entries]());
+    const size_t n = table_.elements();
+    lru_prev_.assign(n, kNil);
+    lru_next_.assign(n, kNil);
+    ref_.reset(new std::atomic<uint8_t>[n]());
   }
 }
 
@@ -155,14 +159,28 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
   } else if (e == kNil && flags == BPF_EXIST) {
     ret = -ENOENT;
   } else if (e != kNil) {
-    store(e, value, cpu, false);
-    if (!percpu_) {  // a new element at the head replaces the old one
+    // htab_map_update_elem(): the new value in a spare element linked at the head *before*
+    // the old element leaves the list, so that a concurrent lookup never misses the key;
+    // the old element becomes the spare. Per-CPU maps update in place (as the kernel), as
+    // do more concurrent updaters than spares.
+    const uint32_t n = percpu_ ? kNil : table_.alloc_spare();
+    if (n == kNil) {
+      store(e, value, cpu, false);
+      if (lru_) {
+        lru_unlink(e);
+        lru_touch_head(e);
+      }
+    } else {
+      std::memcpy(table_.key_at(n), key, def().key_size);
+      store(n, value, cpu, true);
+      table_.link_head(b, n, h);
       table_.unlink(b, e);
-      table_.link_head(b, e, h);
-    }
-    if (lru_) {
-      lru_unlink(e);
-      lru_touch_head(e);
+      if (lru_) {
+        ref_[n].store(0, std::memory_order_relaxed);
+        lru_unlink(e);
+        lru_touch_head(n);
+      }
+      table_.release_spare(e);
     }
   } else {
     e = table_.alloc();

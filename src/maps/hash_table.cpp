@@ -8,22 +8,27 @@
 
 namespace knod::maps {
 
-HashTable::HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entries, HashFn fn)
+HashTable::HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entries, HashFn fn,
+                     uint32_t spares)
     : key_size_(key_size),
       value_bytes_(value_bytes),
       max_entries_(max_entries),
       n_buckets_(std::bit_ceil(max_entries)),
       fn_(fn),
       head_(n_buckets_),
-      next_(max_entries, kNil),
-      prev_(max_entries, kNil),
-      hash_(max_entries, 0),
-      keys_(size_t(max_entries) * key_size, 0),
-      values_(size_t(max_entries) * value_bytes, 0),
+      next_(size_t(max_entries) + spares, kNil),
+      prev_(size_t(max_entries) + spares, kNil),
+      hash_(size_t(max_entries) + spares, 0),
+      keys_((size_t(max_entries) + spares) * key_size, 0),
+      values_((size_t(max_entries) + spares) * value_bytes, 0),
       free_(max_entries),
+      spare_(spares),
       nfree_(max_entries),
+      nspare_(spares),
       locks_(new SpinLock[n_buckets_]) {
-  if (max_entries >= kNulls) throw Error("hash table: max_entries must be below 2^31");
+  if (uint64_t(max_entries) + spares >= kNulls)
+    throw Error("hash table: max_entries must be below 2^31");
+  for (uint32_t i = 0; i < spares; ++i) spare_[i] = max_entries + i;
   for (uint32_t b = 0; b < n_buckets_; ++b) head_[b] = kNulls | b;
   // Pop order 0, 1, 2...: free_ is a stack, so fill it reversed.
   for (uint32_t i = 0; i < max_entries; ++i) free_[i] = max_entries - 1 - i;
@@ -81,6 +86,19 @@ void HashTable::release(uint32_t e) {
   free_lock_.lock();
   free_[nfree_++] = e;
   --count_;
+  free_lock_.unlock();
+}
+
+uint32_t HashTable::alloc_spare() {
+  free_lock_.lock();
+  uint32_t e = nspare_ ? spare_[--nspare_] : kNil;
+  free_lock_.unlock();
+  return e;
+}
+
+void HashTable::release_spare(uint32_t e) {
+  free_lock_.lock();
+  spare_[nspare_++] = e;
   free_lock_.unlock();
 }
 

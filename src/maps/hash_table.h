@@ -4,7 +4,11 @@
 // go to the head of their bucket list, get_next_key walks the bucket list then later buckets.
 //
 // Memory: keys, values, list links and the free list are separate flat arrays sized at
-// creation; nothing is allocated after the constructor. Concurrency: one spinlock per bucket
+// creation; nothing is allocated after the constructor. Besides max_entries elements the
+// table keeps `spares` extra ones (the kernel's per-CPU htab->extra_elems): replacing a
+// key's value links a spare holding the new value at the head *before* the old element is
+// unlinked, so a concurrent lookup of a present key never misses; the old element becomes
+// the spare. Concurrency: one spinlock per bucket
 // guards changes to its list (the kernel's bucket lock); the free list has its own lock,
 // always taken after a bucket lock. Lookups take no lock (the kernel's RCU lookups): lists
 // end in a "nulls" marker naming their bucket (include/linux/list_nulls.h), an unlinked
@@ -29,8 +33,9 @@ class HashTable {
   using HashFn = uint32_t (*)(const void* key, uint32_t key_size);
 
   /// value_bytes: bytes stored per element (already multiplied by ncpus for per-CPU maps).
-  /// max_entries < 2^31 (the element index must not look like a nulls marker).
-  HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entries, HashFn fn);
+  /// max_entries + spares < 2^31 (an element index must not look like a nulls marker).
+  HashTable(uint32_t key_size, uint32_t value_bytes, uint32_t max_entries, HashFn fn,
+            uint32_t spares = 0);
 
   uint32_t key_size() const { return key_size_; }
   uint32_t value_bytes() const { return value_bytes_; }
@@ -52,7 +57,13 @@ class HashTable {
   /// A free element or kNil when all max_entries are in use.
   uint32_t alloc();
   void release(uint32_t e);
+  /// A spare element (not counted in count()) or kNil when all spares are out; give it
+  /// back, or the element it replaced, with release_spare.
+  uint32_t alloc_spare();
+  void release_spare(uint32_t e);
   uint32_t count() const { return count_; }
+  /// Elements in the arrays: max_entries plus the spares (indexes of per-element arrays).
+  uint32_t elements() const { return uint32_t(next_.size()); }
 
   uint8_t* key_at(uint32_t e) { return keys_.data() + size_t(e) * key_size_; }
   uint8_t* value_at(uint32_t e) { return values_.data() + size_t(e) * value_bytes_; }
@@ -69,8 +80,8 @@ class HashTable {
   HashFn fn_;
   std::vector<uint32_t> head_, next_, prev_, hash_;
   std::vector<uint8_t> keys_, values_;
-  std::vector<uint32_t> free_;
-  uint32_t nfree_ = 0, count_ = 0;
+  std::vector<uint32_t> free_, spare_;
+  uint32_t nfree_ = 0, count_ = 0, nspare_ = 0;
   SpinLock free_lock_;
   std::unique_ptr<SpinLock[]> locks_;
 };

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "maps/hash.h"
@@ -175,4 +176,60 @@ TEST(HashMap, LookupsDuringChurnNeverMissAStableKey) {
     EXPECT_EQ(wrong, 0u) << type;
     EXPECT_EQ(phantom, 0u) << type;
   }
+}
+
+// Replacing the value of a present key (BPF_EXIST / BPF_ANY) while other CPUs look it up:
+// the kernel links the new element at the head before unlinking the old one
+// (htab_map_update_elem), so a lookup never misses; the value seen is the old or the new one.
+// The new element is at the head of its bucket afterwards (get_next_key order).
+TEST(HashMap, ReplacingAValueNeverHidesTheKey) {
+  for (uint32_t type : {BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH}) {
+    MapPtr m = create_map("h", MapDef{type, 4, 8, 4}, 2);
+    const uint32_t key = 7;
+    uint64_t v = 1;
+    ASSERT_EQ(m->update(&key, &v, BPF_ANY, 0), 0);
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+      uint64_t w = 1;
+      while (!stop.load(std::memory_order_relaxed)) {
+        w = w % 1000 + 1;
+        EXPECT_EQ(m->update(&key, &w, w % 2 ? BPF_EXIST : BPF_ANY, 1), 0);
+      }
+    });
+    uint64_t misses = 0, bad = 0;
+    for (uint32_t i = 0; i < 2'000'000; ++i) {
+      auto* p = static_cast<const volatile uint64_t*>(m->lookup(&key, 0));
+      if (!p)
+        ++misses;
+      else if (*p < 1 || *p > 1000)
+        ++bad;
+    }
+    stop = true;
+    writer.join();
+    EXPECT_EQ(misses, 0u) << type;
+    EXPECT_EQ(bad, 0u) << type;
+    EXPECT_EQ(static_cast<HashMap*>(m.get())->count(), 1u);  // spares are not entries
+  }
+}
+
+// With more concurrent writers than spares (one per CPU plus one), replacing still works
+// (in place) and the map never exceeds max_entries.
+TEST(HashMap, ReplaceFromManyThreadsKeepsOneEntryPerKey) {
+  MapPtr m = create_map("h", MapDef{BPF_MAP_TYPE_HASH, 4, 8, 8}, 1);
+  std::vector<std::thread> ts;
+  for (uint32_t t = 0; t < 6; ++t)
+    ts.emplace_back([&, t] {
+      for (uint64_t i = 0; i < 20000; ++i) {
+        uint32_t k = uint32_t(i % 8);
+        uint64_t v = i * 10 + t;
+        EXPECT_EQ(m->update(&k, &v, BPF_ANY, 0), 0);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(static_cast<HashMap*>(m.get())->count(), 8u);
+  std::set<uint32_t> keys;
+  uint32_t k, next;
+  for (long r = m->get_next_key(nullptr, &next); r == 0; r = m->get_next_key(&k, &next))
+    keys.insert(k = next);
+  EXPECT_EQ(keys.size(), 8u);
 }

@@ -70,52 +70,19 @@ HashMap::HashMap(std::string name, MapDef def, uint32_t ncpus)
       stride_(round_up8(def.value_size)),
       // Spares for replacing values (htab->extra_elems): one per CPU, one for user space.
       table_(def.key_size, elem_bytes(def, ncpus), def.max_entries, hash_fn,
-             percpu_ ? 0 : std::max(ncpus, 1u) + 1) {
-  if (lru_) {
-    const size_t n = table_.elements();
-    lru_prev_.assign(n, kNil);
-    lru_next_.assign(n, kNil);
-    ref_.reset(new std::atomic<uint8_t>[n]());
-  }
-}
-
-void HashMap::lru_unlink(uint32_t e) {
-  if (lru_prev_[e] != kNil)
-    lru_next_[lru_prev_[e]] = lru_next_[e];
-  else
-    lru_head_ = lru_next_[e];
-  if (lru_next_[e] != kNil)
-    lru_prev_[lru_next_[e]] = lru_prev_[e];
-  else
-    lru_tail_ = lru_prev_[e];
-  lru_prev_[e] = lru_next_[e] = kNil;
-}
-
-void HashMap::lru_touch_head(uint32_t e) {
-  lru_prev_[e] = kNil;
-  lru_next_[e] = lru_head_;
-  if (lru_head_ != kNil) lru_prev_[lru_head_] = e;
-  lru_head_ = e;
-  if (lru_tail_ == kNil) lru_tail_ = e;
+             percpu_ ? 0 : std::max(ncpus, 1u) + 1),
+      lru_list_(lru_ ? table_.elements() : 0) {
+  if (lru_) ref_.reset(new std::atomic<uint8_t>[table_.elements()]());
 }
 
 uint32_t HashMap::evict() {
-  // Second chance: a referenced tail element moves to the head once with its bit cleared.
-  for (uint32_t tries = 0; lru_tail_ != kNil && tries <= def().max_entries; ++tries) {
-    uint32_t e = lru_tail_;
-    if (ref_[e].exchange(0, std::memory_order_relaxed) && tries < def().max_entries) {
-      lru_unlink(e);
-      lru_touch_head(e);
-      continue;
-    }
-    lru_unlink(e);
-    uint32_t b = table_.bucket(table_.hash(table_.key_at(e)));
-    table_.lock(b).lock();
-    table_.unlink(b, e);
-    table_.lock(b).unlock();
-    return e;  // stays counted as allocated: the caller reuses it
-  }
-  return kNil;
+  uint32_t e = lru_list_.victim(ref_.get());
+  if (e == kNil) return kNil;
+  uint32_t b = table_.bucket(table_.hash(table_.key_at(e)));
+  table_.lock(b).lock();
+  table_.unlink(b, e);
+  table_.lock(b).unlock();
+  return e;  // stays counted as allocated: the caller reuses it
 }
 
 void* HashMap::lookup(const void* key, uint32_t cpu) {
@@ -166,19 +133,15 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
     const uint32_t n = percpu_ ? kNil : table_.alloc_spare();
     if (n == kNil) {
       store(e, value, cpu, false);
-      if (lru_) {
-        lru_unlink(e);
-        lru_touch_head(e);
-      }
     } else {
       std::memcpy(table_.key_at(n), key, def().key_size);
       store(n, value, cpu, true);
       table_.link_head(b, n, h);
       table_.unlink(b, e);
-      if (lru_) {
+      if (lru_) {  // the kernel's new node (prealloc_lru_pop): inactive, not referenced
         ref_[n].store(0, std::memory_order_relaxed);
-        lru_unlink(e);
-        lru_touch_head(n);
+        lru_list_.remove(e);
+        lru_list_.add(n);
       }
       table_.release_spare(e);
     }
@@ -197,7 +160,7 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
       table_.link_head(b, e, h);
       if (lru_) {
         ref_[e].store(0, std::memory_order_relaxed);
-        lru_touch_head(e);
+        lru_list_.add(e);
       }
     }
   }
@@ -221,7 +184,7 @@ long HashMap::remove(const void* key) {
   uint32_t e = table_.find(b, h, key);
   if (e != kNil) {
     table_.unlink(b, e);
-    if (lru_) lru_unlink(e);
+    if (lru_) lru_list_.remove(e);
   }
   table_.lock(b).unlock();
   if (e != kNil) table_.release(e);

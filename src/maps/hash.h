@@ -6,12 +6,12 @@
 // Replacing a HASH/LRU_HASH element moves it to the head of its bucket (the kernel links a
 // new element at the head); PERCPU variants update in place (as the kernel does).
 //
-// LRU: when all max_entries are in use, inserting a new key evicts instead of failing. knod
-// keeps one recency list with a reference bit set by lookups and evicts from the cold end
-// with a second chance for referenced elements. The kernel (kernel/bpf/bpf_lru_list.c) keeps
-// per-CPU local free lists and active/inactive lists and evicts in batches, so *which* key is
-// evicted can differ; what holds in both: the map never exceeds max_entries, the inserted key
-// is present, and recently used keys survive over cold ones. NO_COMMON_LRU is accepted and
+// LRU: when all max_entries are in use, inserting a new key evicts instead of failing, in the
+// order of the kernel's common LRU: active and inactive lists and a reference byte set by
+// lookups (maps/lru_list.h). The kernel also keeps per-CPU free and pending lists and moves
+// nodes in batches, so *which* cold key is evicted can differ; what holds in both: the map
+// never exceeds max_entries, the inserted key is present, and a key looked up between
+// evictions survives any number of cold inserts. NO_COMMON_LRU is accepted and
 // treated as a common LRU. Concurrency: lookups take no lock (HashTable::find); updates
 // and deletes take bucket spinlocks, LRU maps additionally one
 // map-wide spinlock per operation (eviction touches several buckets).
@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "maps/hash_table.h"
+#include "maps/lru_list.h"
 
 namespace knod::maps {
 
@@ -61,16 +62,13 @@ class HashMap : public Map {
   long do_update(const void* key, const void* value, uint64_t flags, uint32_t cpu);
   void store(uint32_t e, const void* value, uint32_t cpu, bool fresh);
   uint32_t evict();  // LRU: frees one element, returns it (allocated); kNil if none
-  void lru_touch_head(uint32_t e);
-  void lru_unlink(uint32_t e);
 
   bool percpu_, lru_;
   uint32_t ncpus_, stride_;
   HashTable table_;
   SpinLock map_lock_;  // LRU maps only
-  std::vector<uint32_t> lru_prev_, lru_next_;
+  LruLists lru_list_;  // LRU maps only (empty otherwise); guarded by map_lock_
   std::unique_ptr<std::atomic<uint8_t>[]> ref_;
-  uint32_t lru_head_ = HashTable::kNil, lru_tail_ = HashTable::kNil;
 };
 
 }  // namespace knod::maps

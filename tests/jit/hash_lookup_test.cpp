@@ -13,6 +13,7 @@
 #include "jit/executor.h"
 #include "jit/map_desc.h"
 #include "jit/safety.h"
+#include "lookup_helper.h"
 #include "maps/hash.h"
 #include "vm/interp.h"
 #include "vm/prepare.h"
@@ -23,23 +24,7 @@ namespace {
 constexpr uint32_t kEntries = 8;
 constexpr uint64_t kMiss = 999;  // r0 when the lookup returned NULL
 
-uint64_t h_lookup(vm::Run& run, uint64_t map, uint64_t key, uint64_t, uint64_t, uint64_t) {
-  maps::Map* m = run.map_arg(map);
-  if (!m || !run.can_access(key, m->def().key_size, false)) {
-    run.fault = vm::Fault::kBadHelper;
-    return 0;
-  }
-  return reinterpret_cast<uint64_t>(m->lookup(reinterpret_cast<const void*>(key), run.cpu));
-}
-
-const vm::HelperTable& helpers() {
-  static vm::HelperTable t = [] {
-    vm::HelperTable t;
-    t.fn[1] = h_lookup;
-    return t;
-  }();
-  return t;
-}
+using test::lookup_helpers;
 
 /// Key n: key_size bytes n*37+j (distinct keys, many sharing buckets of an 8-bucket table).
 std::vector<uint8_t> key_of(uint32_t n, uint32_t key_size) {
@@ -55,7 +40,7 @@ struct Fixture {
   Fixture(uint32_t type, uint32_t ks, uint32_t cpus) : key_size(ks), ncpus(cpus) {
     map = std::make_shared<maps::HashMap>("h", maps::MapDef{type, ks, 16, kEntries, 0, -1}, cpus);
     env.maps.push_back(map);
-    env.helpers = &helpers();
+    env.helpers = &lookup_helpers();
     vm::add_value_regions(env);
   }
   bool percpu() const { return map->percpu(); }

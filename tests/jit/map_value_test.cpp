@@ -12,6 +12,7 @@
 #include "jit/executor.h"
 #include "jit/map_desc.h"
 #include "jit/safety.h"
+#include "lookup_helper.h"
 #include "maps/array.h"
 #include "vm/interp.h"
 #include "vm/prepare.h"
@@ -132,23 +133,7 @@ TEST(JitMapValue, ArrayLookupWithAStackKeyIsInlinable) {
 
 // ---- execution: real maps, JIT (with the env's maps compiled in) against the interpreter ------
 
-uint64_t h_lookup(vm::Run& run, uint64_t map, uint64_t key, uint64_t, uint64_t, uint64_t) {
-  maps::Map* m = run.map_arg(map);
-  if (!m || !run.can_access(key, m->def().key_size, false)) {
-    run.fault = vm::Fault::kBadHelper;
-    return 0;
-  }
-  return reinterpret_cast<uint64_t>(m->lookup(reinterpret_cast<const void*>(key), run.cpu));
-}
-
-const vm::HelperTable& helpers() {
-  static vm::HelperTable t = [] {
-    vm::HelperTable t;
-    t.fn[1] = h_lookup;
-    return t;
-  }();
-  return t;
-}
+using test::lookup_helpers;
 
 struct Fixture {
   vm::Env env;
@@ -162,7 +147,7 @@ struct Fixture {
         std::memcpy(map->at(i, c), v, 16);
       }
     env.maps.push_back(map);
-    env.helpers = &helpers();
+    env.helpers = &lookup_helpers();
     vm::add_value_regions(env);
   }
   // Program: r0 = value[0] of key `key` plus `extra` (a body that runs after the NULL test).

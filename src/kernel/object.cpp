@@ -6,15 +6,47 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "base/error.h"
 
 namespace knod::kernel {
 namespace {
-int silent_print(enum libbpf_print_level, const char*, va_list) {
+/// libbpf's warnings during the current load (the verifier log comes this way, between
+/// "-- BEGIN PROG LOAD LOG --" and "-- END PROG LOAD LOG --"); nothing is printed.
+thread_local std::string load_log;
+
+int capture_print(enum libbpf_print_level level, const char* fmt, va_list ap) {
+  if (level != LIBBPF_WARN || load_log.size() > (1u << 20)) return 0;
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  if (n > 0) load_log.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
   return 0;
+}
+
+/// The verifier's verdict: the last non-empty line of the program load log, "" if none
+/// (e.g. "R1 invalid mem access 'scalar'" is followed by the processed-insns summary, which
+/// is skipped).
+std::string verifier_reason(const std::string& log) {
+  size_t b = log.find("-- BEGIN PROG LOAD LOG --"), e = log.find("-- END PROG LOAD LOG --");
+  if (b == std::string::npos || e == std::string::npos || e < b) return "";
+  std::string body = log.substr(b, e - b), last;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t nl = body.find('\n', pos);
+    std::string line = body.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? body.size() : nl + 1;
+    if (line.empty() || line.starts_with("-- BEGIN") || line.starts_with("processed ") ||
+        line.starts_with("verification time"))
+      continue;
+    last = line;
+  }
+  return last;
 }
 
 bpf_program* find_program(bpf_object* obj, const std::string& name) {
@@ -28,7 +60,8 @@ bpf_program* find_program(bpf_object* obj, const std::string& name) {
 }  // namespace
 
 Object::Object(const std::string& path, uint32_t max_entries_zero) {
-  libbpf_set_print(silent_print);
+  libbpf_set_print(capture_print);
+  load_log.clear();
   obj_ = bpf_object__open_file(path.c_str(), nullptr);
   if (!obj_) throw Error(fmt::format("kernel: cannot open {}: {}", path, strerror(errno)));
   bpf_map* m;
@@ -39,7 +72,10 @@ Object::Object(const std::string& path, uint32_t max_entries_zero) {
   if (int err = bpf_object__load(obj_)) {
     bpf_object__close(obj_);
     obj_ = nullptr;
-    throw Error(fmt::format("kernel: cannot load {}: {}", path, strerror(-err)));
+    std::string why = verifier_reason(load_log);
+    load_log.clear();
+    throw Error(fmt::format("kernel: cannot load {}: {}{}", path, strerror(-err),
+                            why.empty() ? "" : " (verifier: " + why + ")"));
   }
 }
 

@@ -61,5 +61,17 @@ TEST(Bench, NothingToRunIsOneLine) {
   EXPECT_NE(r.err.find("nothing to run"), std::string::npos) << r.err;
 }
 
+// The kernel refusing an object: one line naming the verifier's reason.
+TEST(Bench, KernelRefusalNamesTheVerifiersReason) {
+  Result r = knod(std::string("bench ") + KNOD_CLI_FIXTURES + "/no_null.o -r " + KNOD_PCAP_DIR +
+                  "/ping4.pcap --vs-kernel --repeat 1 --rounds 1 --min-batch 1");
+  if (r.err.find("kernel column skipped") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_NE(r.rc, 0);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("cannot load"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(verifier: R0 invalid mem access 'map_value_or_null')"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace knod::cli_test

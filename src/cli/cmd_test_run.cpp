@@ -18,11 +18,11 @@
 #include "cli/command.h"
 #include "cli/file_roles.h"
 #include "cli/load_args.h"
+#include "cli/xdp_job.h"
 #include "device/batch.h"
 #include "io/map_json.h"
 #include "jit/executor.h"
 #include "loader/object.h"
-#include "vm/interp.h"
 #include "xdp/buff.h"
 #include "xdp/fib.h"
 #include "xdp/runtime.h"
@@ -109,17 +109,11 @@ int test_run(const Args& a) {
   uint8_t fault = 0;
   device::Batch b{1,    device::kFrameSize, frame.data(), &off,  &len, &mlen, &ifindex,
                   &rxq, &verdict,           &redirect,    &fault};
-  std::unique_ptr<vm::Executor> ex;
-  if (a.device == "cpu") {
-    jit::JitOptions jo;
-    jo.ctx = jit::CtxKind::kXdp;
-    auto jit = std::make_unique<jit::JitExecutor>(jo);
+  std::unique_ptr<vm::Executor> ex = cli::make_executor(a.device);
+  if (auto* jit = dynamic_cast<jit::JitExecutor*>(ex.get())) {  // compile before the clock
     jit->compile(rt.program(), &rt.env());
     for (const vm::Program* p : rt.env().programs)  // tail-call targets
       if (p) jit->compile(*p, &rt.env());
-    ex = std::move(jit);
-  } else {
-    ex = std::make_unique<vm::Interpreter>();
   }
   const uint32_t repeat = a.repeat ? a.repeat : 1;
   xdp::RunResult r;

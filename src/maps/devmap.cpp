@@ -37,7 +37,7 @@ void* DevMap::lookup(const void* key, uint32_t) {
   }
   uint32_t b = table_.bucket(k);
   std::lock_guard<SpinLock> g(table_.lock(b));
-  uint32_t e = table_.find(b, k, key);
+  uint32_t e = table_.find(k, key);
   return e == HashTable::kNil ? nullptr : table_.value_at(e);
 }
 
@@ -64,7 +64,7 @@ long DevMap::update(const void* key, const void* value, uint64_t flags, uint32_t
   v.bpf_prog.id = 0;
   uint32_t b = table_.bucket(k);
   std::lock_guard<SpinLock> g(table_.lock(b));
-  uint32_t e = table_.find(b, k, key);
+  uint32_t e = table_.find(k, key);
   if (e != HashTable::kNil) {
     if (flags & BPF_NOEXIST) return -EEXIST;
     table_.unlink(b, e);
@@ -87,7 +87,7 @@ long DevMap::remove(const void* key) {
   }
   uint32_t b = table_.bucket(k);
   table_.lock(b).lock();
-  uint32_t e = table_.find(b, k, key);
+  uint32_t e = table_.find(k, key);
   if (e != HashTable::kNil) table_.unlink(b, e);
   table_.lock(b).unlock();
   if (e == HashTable::kNil) return -ENOENT;

@@ -86,8 +86,8 @@ uint32_t HashMap::evict() {
 }
 
 void* HashMap::lookup(const void* key, uint32_t cpu) {
-  uint32_t h = table_.hash(key), b = table_.bucket(h);
-  uint32_t e = table_.find(b, h, key);  // lock-free, as the kernel's RCU lookup
+  uint32_t h = table_.hash(key);
+  uint32_t e = table_.find(h, key);  // lock-free, as the kernel's RCU lookup
   if (e == kNil) return nullptr;
   // bpf_lru_node_set_ref(): read first, so hot entries' lines are not written by every CPU.
   if (lru_ && !ref_[e].load(std::memory_order_relaxed)) ref_[e].store(1, std::memory_order_relaxed);
@@ -120,7 +120,7 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
   if (lru_) map_lock_.lock();
   table_.lock(b).lock();
   long ret = 0;
-  uint32_t e = table_.find(b, h, key);
+  uint32_t e = table_.find(h, key);
   if (e != kNil && flags == BPF_NOEXIST) {
     ret = -EEXIST;
   } else if (e == kNil && flags == BPF_EXIST) {
@@ -181,7 +181,7 @@ long HashMap::remove(const void* key) {
   uint32_t h = table_.hash(key), b = table_.bucket(h);
   if (lru_) map_lock_.lock();
   table_.lock(b).lock();
-  uint32_t e = table_.find(b, h, key);
+  uint32_t e = table_.find(h, key);
   if (e != kNil) {
     table_.unlink(b, e);
     if (lru_) lru_list_.remove(e);
@@ -199,7 +199,7 @@ uint32_t HashMap::user_value_size() const {
 long HashMap::user_lookup(const void* key, void* value) {
   uint32_t h = table_.hash(key), b = table_.bucket(h);
   Guard g(lru_ ? &map_lock_ : nullptr, &table_.lock(b));
-  uint32_t e = table_.find(b, h, key);
+  uint32_t e = table_.find(h, key);
   if (e == kNil) return -ENOENT;
   std::memcpy(value, table_.value_at(e), user_value_size());
   return 0;

@@ -40,8 +40,7 @@ void publish(uint32_t& x, uint32_t v) {
 }
 }  // namespace
 
-uint32_t HashTable::find(uint32_t b, uint32_t hash, const void* key) const {
-  (void)b;  // bucket(hash): the walk derives it
+uint32_t HashTable::find(uint32_t hash, const void* key) const {
   HashView v{head_.data(), next_.data(), hash_.data(), keys_.data(),
              nullptr,      key_size_,    value_bytes_, n_buckets_ - 1};
   return hash_view_find(v, hash, key, key_size_);
@@ -113,7 +112,7 @@ long HashTable::get_next_key(const void* key, void* next_key) {
   if (key) {
     uint32_t h = hash(key), b = bucket(h);
     locks_[b].lock();
-    uint32_t e = find(b, h, key);
+    uint32_t e = find(h, key);
     if (e != kNil) {
       uint32_t n = next_[e];
       if (!is_end(n)) {

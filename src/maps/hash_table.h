@@ -44,9 +44,9 @@ class HashTable {
   uint32_t bucket(uint32_t hash) const { return hash & (n_buckets_ - 1); }
   SpinLock& lock(uint32_t b) { return locks_[b]; }
 
-  /// Element holding `key` in bucket b (= bucket(hash)), or kNil. Lock-free (may run while
-  /// writers change the bucket): the result held `key` at some point during the call.
-  uint32_t find(uint32_t b, uint32_t hash, const void* key) const;
+  /// Element holding `key` (whose hash is `hash`), or kNil. Lock-free (may run while
+  /// writers change its bucket): the result held `key` at some point during the call.
+  uint32_t find(uint32_t hash, const void* key) const;
   /// The arrays find() walks, for lookups compiled elsewhere (maps/hash_view.h).
   HashView view();
 

@@ -53,7 +53,7 @@ void* MapOfMaps::lookup(const void* key, uint32_t) {
   }
   uint32_t h = table_.hash(key), b = table_.bucket(h);
   std::lock_guard<SpinLock> g(table_.lock(b));
-  uint32_t e = table_.find(b, h, key);
+  uint32_t e = table_.find(h, key);
   if (e == HashTable::kNil) return nullptr;
   Entry en;
   std::memcpy(&en, table_.value_at(e), sizeof en);
@@ -84,7 +84,7 @@ long MapOfMaps::user_update(const void* key, const void* value, uint64_t flags) 
   }
   uint32_t h = table_.hash(key), b = table_.bucket(h);
   std::lock_guard<SpinLock> gb(table_.lock(b));
-  uint32_t e = table_.find(b, h, key);
+  uint32_t e = table_.find(h, key);
   if (e != HashTable::kNil && flags == BPF_NOEXIST) return -EEXIST;
   if (e == HashTable::kNil && flags == BPF_EXIST) return -ENOENT;
   if (e != HashTable::kNil) {
@@ -108,7 +108,7 @@ long MapOfMaps::user_lookup(const void* key, void* value) {
   } else {
     uint32_t h = table_.hash(key), b = table_.bucket(h);
     std::lock_guard<SpinLock> g(table_.lock(b));
-    uint32_t e = table_.find(b, h, key);
+    uint32_t e = table_.find(h, key);
     if (e == HashTable::kNil) return -ENOENT;
     std::memcpy(&en, table_.value_at(e), sizeof en);
   }
@@ -124,7 +124,7 @@ long MapOfMaps::remove(const void* key) {
   }
   uint32_t h = table_.hash(key), b = table_.bucket(h);
   table_.lock(b).lock();
-  uint32_t e = table_.find(b, h, key);
+  uint32_t e = table_.find(h, key);
   if (e != HashTable::kNil) table_.unlink(b, e);
   table_.lock(b).unlock();
   if (e == HashTable::kNil) return -ENOENT;

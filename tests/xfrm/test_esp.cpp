@@ -4,6 +4,7 @@
 
 #include "util.h"
 #include "xfrm/crypto/openssl_engine.h"
+#include "xfrm/install.h"
 
 namespace knod::xfrm {
 namespace {
@@ -249,8 +250,7 @@ TEST(XfrmSpd, PolicyPicksSaAndLimitsApply) {
       "192.0.2.2 proto esp reqid 1 mode tunnel\n");
   Sad sad;
   Spd spd;
-  for (auto& s : cfg.states) sad.add(s);
-  for (auto& p : cfg.policies) spd.add(p);
+  install(cfg, sad, spd);
   OpensslEngine eng;
   engine_load(eng, sad);
   Bytes a = ipv4("10.1.0.5", "10.2.0.9", 17, udp(5, 6, counting(10)));
@@ -281,8 +281,7 @@ TEST(XfrmSpd, StateSelectorPicksTheSa) {
       "192.0.2.2 proto esp reqid 1 mode tunnel\n");
   Sad sad;
   Spd spd;
-  for (auto& s : cfg.states) sad.add(s);
-  for (auto& p : cfg.policies) spd.add(p);
+  install(cfg, sad, spd);
   OpensslEngine eng;
   engine_load(eng, sad);
   Bytes p53 = ipv4("10.1.0.5", "10.2.0.9", 17, udp(53, 6, counting(10)));

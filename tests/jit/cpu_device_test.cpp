@@ -66,6 +66,30 @@ TEST(CpuDevice, ForChunksCoversEveryCountOnce) {
   for (uint32_t i = 0; i < 20; ++i) EXPECT_EQ(order[i], i);
 }
 
+// Claims shrink as a slice drains (guided self-scheduling), so the workers finish close
+// together: 1024 items, chunk 64, 2 workers would be 16 claims of 64 with fixed claims; the
+// guided claims are a quarter of what is left, at least 8, so there are more of them and the
+// last ones are at most 8 items. One worker keeps whole chunks (nobody to wait for).
+TEST(CpuDevice, ClaimsShrinkTowardTheEndOfASlice) {
+  CpuDevice dev(CpuOptions{2, 64});
+  std::atomic<uint32_t> claims{0}, smallest{64}, items{0};
+  for (int round = 0; round < 20; ++round)
+    dev.for_chunks(1024, 0, [&](uint32_t lo, uint32_t hi, uint32_t) {
+      ++claims;
+      items += hi - lo;
+      for (uint32_t s = smallest.load();
+           hi - lo < s && !smallest.compare_exchange_weak(s, hi - lo);)
+        ;
+    });
+  EXPECT_EQ(items.load(), 20u * 1024);
+  EXPECT_GT(claims.load(), 20u * 16);
+  EXPECT_LE(smallest.load(), 8u);
+  CpuDevice one(CpuOptions{1, 64});
+  uint32_t n = 0;
+  one.for_chunks(1024, 0, [&](uint32_t lo, uint32_t hi, uint32_t) { n += hi - lo == 64; });
+  EXPECT_EQ(n, 16u);
+}
+
 TEST(CpuDevice, ExceptionsReachTheCaller) {
   CpuDevice dev(CpuOptions{2, 1});
   EXPECT_THROW(dev.run(100,

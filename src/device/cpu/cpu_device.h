@@ -26,7 +26,7 @@ using ChunkFn = std::function<void(uint32_t begin, uint32_t end, uint32_t cpu)>;
 
 struct CpuOptions {
   uint32_t workers = 0;  ///< worker threads (= cpu indexes); 0 = std::thread::hardware_concurrency
-  uint32_t chunk = 64;   ///< packets a worker claims at a time (batch size per claim)
+  uint32_t chunk = 64;   ///< most packets a worker claims at a time (per-claim setup hoisted)
 };
 
 class CpuDevice {
@@ -41,8 +41,9 @@ class CpuDevice {
   /// The calling thread is worker 0 (workers = 1 runs everything inline, no thread hand-off).
   /// [0, count) is cut into one contiguous, chunk-aligned home slice per worker (the same
   /// slots go to the same worker batch after batch, so their cache lines stay put); a worker
-  /// claims its slice in chunks of `chunk`, in index order, then helps with the slices still
-  /// unclaimed (a late or descheduled worker delays nobody). If fn throws, the first
+  /// claims its slice in index order, `chunk` packets at a time and fewer (a quarter of what
+  /// is left, at least 8) as the slice drains, then helps with the slices still unclaimed (a
+  /// late or descheduled worker delays nobody; the workers finish a few packets apart). If fn throws, the first
   /// exception is rethrown here after the others finish. Not reentrant (one run at a time).
   void run(uint32_t count, const PacketFn& fn);
   /// run(batch.count, fn).

@@ -13,14 +13,20 @@
 //    time is the thread's CPU time with 1 worker (the kernel's loop is not preemptible
 //    either) and wall time with N workers.
 //    --reset restores every slot before each pass (untimed): each run sees the original packet.
+//  - every cell is the fastest of --rounds rounds; knod's columns (of all rows) take turns
+//    round by round, each round after one untimed pass, so a slow stretch of the host hits
+//    them alike. A compute loop on 1 and N workers runs in the same rounds: the host's own
+//    N/1 ceiling, printed with the geomean scaling.
 #include <fmt/core.h>
 #include <linux/bpf.h>
 #include <sched.h>
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -127,71 +133,140 @@ struct Result {
   uint64_t verdicts[5] = {};  ///< last pass
 };
 
-/// knod on `workers` CPU-device threads: fresh object and preload, so every column starts
-/// from the same map state.
-Result run_knod(const Case& c, const std::string& device, uint32_t workers, const BenchArgs& a) {
-  knod::loader::LoadOptions lo;
-  lo.ncpus = workers;
-  knod::loader::Object obj = knod::loader::load_object(c.obj, lo);
-  if (!c.maps.empty()) knod::io::apply_map_preload(knod::io::read_map_preload(c.maps), obj, c.maps);
-  knod::xdp::Options xo;
-  xo.ncpus = workers;
-  knod::xdp::Runtime rt(obj, c.prog, xo);
-  Result r;
-  std::unique_ptr<knod::vm::Executor> ex;
-  if (device == "interp") {
-    ex = std::make_unique<knod::vm::Interpreter>();
-  } else {
-    knod::jit::JitOptions jo;
-    jo.ctx = knod::jit::CtxKind::kXdp;
-    auto jit = std::make_unique<knod::jit::JitExecutor>(jo);
-    const auto& cp = jit->compile(rt.program(), &rt.env());
-    r.compile_ms = cp.compile_ms;
-    r.compile_cpu_ms = cp.compile_cpu_ms;
-    for (const knod::vm::Program* p : rt.env().programs)  // tail-call targets: compile now
-      if (p) jit->compile(*p, &rt.env());
-    ex = std::move(jit);
+/// One knod column (interp, jit-1 or jit-N) of one row: its own object and preload, so every
+/// column starts from the same map state, its batch and its CPU device. `round()` times one
+/// round; bench() alternates the columns' rounds, so that a stretch of time the host gives
+/// the VM less CPU slows every column's rounds alike instead of one whole column.
+class Column {
+ public:
+  Column(const Case& c, const std::string& device, uint32_t workers, const BenchArgs& a)
+      : a_(a),
+        obj_(load(c, workers)),
+        rt_(obj_, c.prog, runtime_options(workers)),
+        pk_(c.pcap, a.max_packets, a.min_batch),
+        dev_(knod::device::CpuOptions{workers, a.chunk}),
+        cpu_clock_(workers == 1) {
+    if (device == "interp") {
+      ex_ = std::make_unique<knod::vm::Interpreter>();
+    } else {
+      knod::jit::JitOptions jo;
+      jo.ctx = knod::jit::CtxKind::kXdp;
+      auto jit = std::make_unique<knod::jit::JitExecutor>(jo);
+      const auto& cp = jit->compile(rt_.program(), &rt_.env());
+      r_.compile_ms = cp.compile_ms;
+      r_.compile_cpu_ms = cp.compile_cpu_ms;
+      for (const knod::vm::Program* p : rt_.env().programs)  // tail-call targets: compile now
+        if (p) jit->compile(*p, &rt_.env());
+      ex_ = std::move(jit);
+    }
+    r_.packets = pk_.distinct;
   }
-  Packets pk(c.pcap, a.max_packets, a.min_batch);
-  knod::device::CpuDevice dev(knod::device::CpuOptions{workers, a.chunk});
-  knod::device::Batch& b = pk.b;
-  const knod::device::ChunkFn fn = [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
-    rt.run_packets(*ex, b, lo, hi, cpu);
-  };
-  // One worker runs on this thread (CpuDevice: the caller is worker 0): its CPU time, which
-  // like the kernel's non-preemptible test_run loop excludes time the scheduler gave to
-  // other processes. N workers: wall time (what parallelism buys).
-  const bool cpu_clock = workers == 1;
-  // One clock read around all repeats (a CPU-time read is a system call, ~1-3 us under a
-  // hypervisor: per batch it would add ns to every packet); with --reset, around each repeat
-  // so that restoring the packets is not counted.
-  const auto now = [&] { return cpu_clock ? thread_cpu_ns() : wall_ns(); };
-  // Best of `rounds` rounds of `repeat` runs: a round the hypervisor or another process
-  // interrupted does not count (a vCPU's thread clock also runs while the host preempts it).
-  double best = INFINITY;
-  uint32_t rep = 0;
-  for (uint32_t k = 0; k < a.rounds; ++k) {
-    const uint32_t n = a.repeat;
+
+  /// One round of `repeat` passes over the batch; keeps the fastest round's ns per packet.
+  void round() {
+    knod::device::Batch& b = pk_.b;
+    const knod::device::ChunkFn fn = [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+      rt_.run_packets(*ex_, b, lo, hi, cpu);
+    };
+    // One worker runs on this thread (CpuDevice: the caller is worker 0): its CPU time, which
+    // like the kernel's non-preemptible test_run loop excludes time the scheduler gave to
+    // other processes. N workers: wall time (what parallelism buys). One clock read around
+    // all repeats (a CPU-time read is a system call, ~1-3 us under a hypervisor: per batch it
+    // would add ns to every packet); with --reset, around each repeat so that restoring the
+    // packets is not counted.
+    const auto now = [&] { return cpu_clock_ ? thread_cpu_ns() : wall_ns(); };
+    const uint32_t n = a_.repeat;
     double total_ns = 0;
-    if (!a.reset) {
+    // One untimed pass first: the other columns ran in between, so this one's workers have
+    // gone to sleep and its lines left the caches; a round measures the steady state.
+    dev_.run_chunks(b.count, fn);
+    if (!a_.reset) {
       const double t0 = now();
-      for (uint32_t i = 0; i < n; ++i) dev.run_chunks(b.count, fn);
+      for (uint32_t i = 0; i < n; ++i) dev_.run_chunks(b.count, fn);
       total_ns = now() - t0;
     } else {
-      for (uint32_t i = 0; i < n; ++i, ++rep) {
-        if (rep) pk.reset();
+      for (uint32_t i = 0; i < n; ++i) {
+        pk_.reset();
         const double t0 = now();
-        dev.run_chunks(b.count, fn);
+        dev_.run_chunks(b.count, fn);
         total_ns += now() - t0;
       }
     }
-    best = std::min(best, total_ns / (double(n) * b.count));
+    r_.ns = std::fmin(r_.ns, total_ns / (double(n) * b.count));
   }
-  for (uint32_t i = 0; i < b.count; ++i) ++r.verdicts[b.verdict[i] < 5 ? b.verdict[i] : 0];
-  r.packets = pk.distinct;
-  r.ns = best;
-  return r;
-}
+
+  /// The fastest round so far, the compile times and the last pass's verdicts.
+  Result result() const {
+    Result r = r_;
+    for (uint32_t i = 0; i < pk_.b.count; ++i)
+      ++r.verdicts[pk_.b.verdict[i] < 5 ? pk_.b.verdict[i] : 0];
+    return r;
+  }
+
+ private:
+  static knod::loader::Object load(const Case& c, uint32_t workers) {
+    knod::loader::LoadOptions lo;
+    lo.ncpus = workers;
+    knod::loader::Object obj = knod::loader::load_object(c.obj, lo);
+    if (!c.maps.empty())
+      knod::io::apply_map_preload(knod::io::read_map_preload(c.maps), obj, c.maps);
+    return obj;
+  }
+  static knod::xdp::Options runtime_options(uint32_t workers) {
+    knod::xdp::Options xo;
+    xo.ncpus = workers;
+    return xo;
+  }
+
+  const BenchArgs& a_;
+  knod::loader::Object obj_;
+  knod::xdp::Runtime rt_;
+  Packets pk_;
+  knod::device::CpuDevice dev_;
+  bool cpu_clock_;
+  std::unique_ptr<knod::vm::Executor> ex_;
+  Result r_;
+};
+
+/// The host's own ceiling for the N/1 column: a compute loop (no memory traffic, no shared
+/// data) on 1 worker and on N workers of a CpuDevice, timed like the jit columns and run in
+/// the same rounds. On a dedicated machine it scales N; on a shared VM it shows what the
+/// host gave during the run, so jit-N/jit-1 can be read against it.
+class HostLoop {
+ public:
+  explicit HostLoop(uint32_t workers)
+      : one_(knod::device::CpuOptions{1, 1}),
+        n_(workers),
+        all_(knod::device::CpuOptions{workers, 1}) {}
+  void round() {
+    pass(all_, n_, wall_ns);  // wakes the workers, as the columns' untimed pass does
+    ns1_ = std::fmin(ns1_, pass(one_, kUnits, thread_cpu_ns) / kUnits);
+    nsn_ = std::fmin(nsn_, pass(all_, kUnits * n_, wall_ns) / (kUnits * n_));
+  }
+  /// Units per ns on N workers over units per ns on one (NaN before the first round).
+  double scaling() const { return ns1_ / nsn_; }
+
+ private:
+  static constexpr uint32_t kUnits = 256;  ///< per worker and round, ~10 us each
+  template <class Now>
+  double pass(knod::device::CpuDevice& dev, uint32_t units, Now now) {
+    const double t0 = now();
+    dev.for_chunks(units, 1, [&](uint32_t lo, uint32_t hi, uint32_t) {
+      for (uint32_t u = lo; u < hi; ++u) sink_.fetch_add(spin(u), std::memory_order_relaxed);
+    });
+    return now() - t0;
+  }
+  /// ~10 us of dependent multiply-xorshift steps (a chain the CPU cannot overlap).
+  static uint64_t spin(uint64_t x) {
+    for (int i = 0; i < 20000; ++i) x = (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull + 1;
+    return x;
+  }
+  knod::device::CpuDevice one_;
+  uint32_t n_;
+  knod::device::CpuDevice all_;
+  double ns1_ = INFINITY, nsn_ = INFINITY;
+  std::atomic<uint64_t> sink_{0};  ///< keeps the loop's result alive
+};
 
 /// The kernel: BPF_PROG_TEST_RUN repeat N per packet on CPU 0, mean of `duration`.
 Result run_kernel(const Case& c, const BenchArgs& a) {
@@ -292,12 +367,33 @@ int bench(const BenchArgs& a) {
              "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup", "scaling");
   double log_kern = 0, log_int = 0, log_scale = 0, max_compile = 0, max_compile_cpu = 0;
   int n_kern = 0, n_int = 0, n_scale = 0;
+  // Every row's knod columns exist at once and take turns round by round, rows included
+  // (round k of every column of every row, then round k + 1): a row's rounds are spread over
+  // the whole run, so a slow stretch of the host (tens of ms on a shared VM) costs one of
+  // its rounds rather than all of them. Memory: 3 batches of 4 KiB frames per row.
+  struct Row {
+    std::optional<Column> ci, c1, cn;
+  };
+  std::deque<Row> rows;
   for (const Case& c : cs) {
+    Row& r = rows.emplace_back();
+    if (interp) r.ci.emplace(c, "interp", 1, a);
+    if (cpu) r.c1.emplace(c, "cpu", 1, a), r.cn.emplace(c, "cpu", workers, a);
+  }
+  std::optional<HostLoop> host;
+  if (cpu && workers > 1) host.emplace(workers);
+  for (uint32_t k = 0; k < a.rounds; ++k) {
+    if (host) host->round();
+    for (Row& r : rows)
+      for (std::optional<Column>* col : {&r.ci, &r.c1, &r.cn})
+        if (*col) (*col)->round();
+  }
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Case& c = cs[i];
     Result ri, r1, rn, rk;
-    if (interp) ri = run_knod(c, "interp", 1, a);
+    if (rows[i].ci) ri = rows[i].ci->result();
+    if (rows[i].c1) r1 = rows[i].c1->result(), rn = rows[i].cn->result();
     if (cpu) {
-      r1 = run_knod(c, "cpu", 1, a);
-      rn = run_knod(c, "cpu", workers, a);
       // Both columns compile the program afresh: the faster compile counts (the host
       // preempting the vCPU during one compile is not the compiler's cost).
       max_compile = std::max(max_compile, std::fmin(r1.compile_ms, rn.compile_ms));
@@ -321,7 +417,13 @@ int bench(const BenchArgs& a) {
         max_compile, max_compile_cpu);
   if (cs.size() > 1) {
     if (n_int) fmt::print("geomean interp/jit-1 speedup: {:.2f}\n", std::exp(log_int / n_int));
-    if (n_scale) fmt::print("geomean jit-N/jit-1 scaling: {:.2f}\n", std::exp(log_scale / n_scale));
+    if (n_scale) {
+      fmt::print("geomean jit-N/jit-1 scaling: {:.2f}", std::exp(log_scale / n_scale));
+      if (host)
+        fmt::print(" (host: a compute loop on {} workers scales {:.2f} in the same rounds)",
+                   workers, host->scaling());
+      fmt::print("\n");
+    }
     if (n_kern) fmt::print("geomean knod-jit/kernel: {:.3f}\n", std::exp(log_kern / n_kern));
   }
   return 0;

@@ -65,6 +65,13 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
   EXPECT_NE(r.out.find("max JIT compile: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("geomean interp/jit-1 speedup: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("geomean jit-N/jit-1 scaling: "), std::string::npos) << r.out;
+  // The host's ceiling for that column, measured in the same rounds: "scales R in ...".
+  const std::string host = "(host: a compute loop on 2 workers scales ";
+  const size_t at = r.out.find(host);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t end = r.out.find(' ', at + host.size());
+  ASSERT_NE(end, std::string::npos) << r.out;
+  EXPECT_TRUE(is_decimal(r.out.substr(at + host.size(), end - at - host.size()))) << r.out;
   if (kernel) {
     const std::string prefix = "geomean knod-jit/kernel: ";
     ASSERT_EQ(ls.back().rfind(prefix, 0), 0u) << ls.back();

@@ -36,8 +36,8 @@
 #include "cli/bundled_examples.h"
 #include "cli/command.h"
 #include "cli/xfrm_bench.h"
+#include "device/cpu/batch_store.h"
 #include "device/cpu/cpu_device.h"
-#include "device/cpu/frame_buffer.h"
 #include "io/map_json.h"
 #include "io/pcap.h"
 #include "jit/executor.h"
@@ -72,48 +72,37 @@ constexpr const auto& kExamples = knod::cli::kBundledExamples;
 /// `min_batch`: the capture is repeated whole until the batch holds at least that many
 /// packets (every packet the same number of times, so per-packet means are unchanged).
 struct Packets {
-  Packets(const std::string& path, uint32_t max_packets, uint32_t min_batch = 1) {
-    knod::io::PcapReader in(path);
-    knod::io::Packet p;
-    while (pkts.size() < max_packets && in.next(p)) pkts.push_back(p.data);
-    if (pkts.empty()) throw knod::Error(fmt::format("{}: no usable packets", path));
-    distinct = pkts.size();
-    while (pkts.size() < min_batch)
-      for (size_t i = 0; i < distinct; ++i) pkts.push_back(pkts[i]);
-    const uint32_t n = uint32_t(pkts.size());
-    frames = knod::device::FrameBuffer(size_t(n) * knod::device::kFrameSize);
-    off.resize(n), len.resize(n), meta.resize(n), ifx.resize(n, 1), rxq.resize(n);
-    verdict.resize(n), redirect.resize(n), fault.resize(n);
-    b.count = n;
-    b.stride = knod::device::kFrameSize;
-    b.frames = frames.data();
-    b.data_off = off.data();
-    b.data_len = len.data();
-    b.meta_len = meta.data();
-    b.ingress_ifindex = ifx.data();
-    b.rx_queue_index = rxq.data();
-    b.verdict = verdict.data();
-    b.redirect = redirect.data();
-    b.fault = fault.data();
+  Packets(const std::string& path, uint32_t max_packets, uint32_t min_batch = 1)
+      : pkts(read(path, max_packets, min_batch, distinct)), store(uint32_t(pkts.size())) {
+    for (uint32_t i = 0; i < store.capacity(); ++i) store.b.ingress_ifindex[i] = 1;
     reset();
   }
   void reset() {
     for (size_t i = 0; i < pkts.size(); ++i) {
-      uint8_t* slot = frames.data() + i * knod::device::kFrameSize;
+      uint8_t* slot = store.slot(uint32_t(i));
       std::memset(slot, 0, knod::device::kFrameSize);
       std::memcpy(slot + knod::device::kXdpHeadroom, pkts[i].data(), pkts[i].size());
-      off[i] = knod::device::kXdpHeadroom;
-      len[i] = uint32_t(pkts[i].size());
-      meta[i] = 0;
+      b.data_off[i] = knod::device::kXdpHeadroom;
+      b.data_len[i] = uint32_t(pkts[i].size());
+      b.meta_len[i] = 0;
     }
   }
-  std::vector<std::vector<uint8_t>> pkts;
+  static std::vector<std::vector<uint8_t>> read(const std::string& path, uint32_t max_packets,
+                                                uint32_t min_batch, size_t& distinct) {
+    std::vector<std::vector<uint8_t>> out;
+    knod::io::PcapReader in(path);
+    knod::io::Packet p;
+    while (out.size() < max_packets && in.next(p)) out.push_back(p.data);
+    if (out.empty()) throw knod::Error(fmt::format("{}: no usable packets", path));
+    distinct = out.size();
+    while (out.size() < min_batch)
+      for (size_t i = 0; i < distinct; ++i) out.push_back(out[i]);
+    return out;
+  }
   size_t distinct = 0;  ///< packets from the capture (pkts repeats them up to min_batch)
-  knod::device::Batch b;
-  knod::device::FrameBuffer frames;
-  std::vector<uint8_t> fault;
-  std::vector<uint32_t> off, len, meta, ifx, rxq, verdict;
-  std::vector<uint64_t> redirect;
+  std::vector<std::vector<uint8_t>> pkts;
+  knod::device::BatchStore store;
+  knod::device::Batch& b = store.b;
 };
 
 double thread_cpu_ns() {

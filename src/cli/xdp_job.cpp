@@ -9,8 +9,8 @@
 
 #include "base/error.h"
 #include "cli/gpu_session.h"
+#include "device/cpu/batch_store.h"
 #include "device/cpu/cpu_device.h"
-#include "device/cpu/frame_buffer.h"
 #include "device/gpu/host_sim.h"
 #ifdef KNOD_HAVE_CUDA
 #include "device/cuda/device.h"
@@ -61,44 +61,6 @@ JobDevice make_device(const std::string& device) {
   }
   return d;
 }
-
-namespace {
-
-/// Batch storage: structure of arrays with fixed-stride frames (device/batch.h).
-struct BatchStore {
-  explicit BatchStore(uint32_t n)
-      : frames(size_t(n) * device::kFrameSize),  // zeroed, huge-page backed
-        off(n),
-        len(n),
-        meta(n),
-        ifx(n),
-        rxq(n),
-        verdict(n),
-        redirect(n),
-        fault(n),
-        ts(n),
-        wire(n) {
-    b.stride = device::kFrameSize;
-    b.frames = frames.data();
-    b.data_off = off.data();
-    b.data_len = len.data();
-    b.meta_len = meta.data();
-    b.ingress_ifindex = ifx.data();
-    b.rx_queue_index = rxq.data();
-    b.verdict = verdict.data();
-    b.redirect = redirect.data();
-    b.fault = fault.data();
-  }
-  device::Batch b;
-  device::FrameBuffer frames;
-  std::vector<uint32_t> off, len, meta, ifx, rxq, verdict;
-  std::vector<uint64_t> redirect;
-  std::vector<uint8_t> fault;
-  std::vector<uint64_t> ts;
-  std::vector<uint32_t> wire;
-};
-
-}  // namespace
 
 constexpr uint32_t kXfrmStride = 8192, kXfrmHead = 256;  // room for any XDP frame + ESP
 
@@ -248,7 +210,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     if (!opts.out_by_verdict[v].empty()) by[v].emplace(opts.out_by_verdict[v]);
 
   const uint32_t cap = std::max(1u, opts.batch);
-  BatchStore st(cap);
+  device::BatchStore st(cap);
   device::CpuOptions co;
   co.workers = gpu ? 1u : std::max(1u, opts.workers);
   device::CpuDevice dev(co);
@@ -259,7 +221,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   if (gpu && opts.pcap_clock)
     throw Error("--pcap-clock: not supported on " + std::string(gpu->name()) +
                 " yet (use --device cpu or interp)");
-  if (opts.pcap_clock) st.b.clock_ns = st.ts.data();
+  if (opts.pcap_clock) st.b.clock_ns = st.clock();
   if (gpu)
     gpu->load(rt.env(), entry_index(rt), device::gpu::Mode::kXdp);
   else
@@ -277,15 +239,13 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
         ++res.skipped_runt;
         continue;
       }
-      uint8_t* slot = st.frames.data() + size_t(n) * device::kFrameSize;
-      std::memcpy(slot + device::kXdpHeadroom, pkt.data.data(), pkt.data.size());
-      st.off[n] = device::kXdpHeadroom;
-      st.len[n] = static_cast<uint32_t>(pkt.data.size());
-      st.meta[n] = 0;
-      st.ifx[n] = opts.ifindex;
-      st.rxq[n] = opts.rxq;
-      st.ts[n] = pkt.ts_ns;
-      st.wire[n] = pkt.wire_len;
+      std::memcpy(st.slot(n) + device::kXdpHeadroom, pkt.data.data(), pkt.data.size());
+      st.b.data_off[n] = device::kXdpHeadroom;
+      st.b.data_len[n] = static_cast<uint32_t>(pkt.data.size());
+      st.b.meta_len[n] = 0;
+      st.b.ingress_ifindex[n] = opts.ifindex;
+      st.b.rx_queue_index[n] = opts.rxq;
+      st.clock()[n] = pkt.ts_ns;
       res.bytes += pkt.data.size();
       ++n;
       if (session) session->added();
@@ -301,19 +261,18 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       dev.run_chunks(n, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
         rt.run_packets(*ex, st.b, lo, hi, cpu);
       });
-    if (opts.xfrm)
-      xdp_len.assign(st.len.begin(), st.len.begin() + n), opts.xfrm->run(st.b, n, keep);
+    if (opts.xfrm) xdp_len.assign(st.b.data_len, st.b.data_len + n), opts.xfrm->run(st.b, n, keep);
     res.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (uint32_t i = 0; i < n; ++i) {
-      uint32_t v = st.verdict[i] <= uint32_t(XDP_REDIRECT) ? st.verdict[i] : uint32_t(XDP_ABORTED);
-      const uint8_t* data = st.frames.data() + size_t(i) * device::kFrameSize + st.off[i];
-      std::span<const uint8_t> out(data, st.len[i]);
+      const uint32_t verdict = st.b.verdict[i];
+      const uint32_t v = verdict <= uint32_t(XDP_REDIRECT) ? verdict : uint32_t(XDP_ABORTED);
+      std::span<const uint8_t> out(st.slot(i) + st.b.data_off[i], st.b.data_len[i]);
       ++res.verdict_packets[v];
-      res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : st.len[i];  // as XDP left it
-      if (st.fault[i] < 8) ++res.faults[st.fault[i]];
+      res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : st.b.data_len[i];  // as XDP left it
+      if (st.b.fault[i] < 8) ++res.faults[st.b.fault[i]];
       if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
-      if (all) all->write(out, st.ts[i]);
-      if (by[v]) by[v]->write(out, st.ts[i]);
+      if (all) all->write(out, st.clock()[i]);
+      if (by[v]) by[v]->write(out, st.clock()[i]);
     }
     res.packets += n;
     if (opts.progress) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -24,9 +23,6 @@ constexpr int kSpin = 2000;
 /// Smallest claim (items) once a slice is nearly done: per-claim setup stays small next to
 /// the packets it covers.
 constexpr uint64_t kMinClaim = 8;
-/// Home slices start on multiples of this many items: 64 bytes of a uint32_t output array, so
-/// two workers' slices do not share a cache line of it (when the array is line-aligned).
-constexpr uint64_t kAlign = 16;
 
 }  // namespace
 
@@ -50,19 +46,13 @@ struct CpuDevice::Pool {
   RawFn fn = nullptr;
   void* ctx = nullptr;
   uint32_t job_chunk = 64;
-  /// The batch cut into one contiguous slice per worker: a worker's home slice is the same
-  /// packet slots batch after batch (their lines stay in its cache).
+  /// The batch cut into one contiguous slice per worker, chunk-aligned: a worker's home
+  /// slice is the same packet slots batch after batch (their lines stay in its cache).
   struct alignas(64) Slice {
     std::atomic<uint64_t> next{0};  ///< 64-bit: claims past `end` never wrap around
     uint64_t end = 0;
-    uint64_t done = 0;  ///< items the slice's worker ran in the job (its slice and others')
   };
   std::unique_ptr<Slice[]> slices;
-  /// Each worker's share of the next batch (sums to 1; the caller's only): what it ran of the
-  /// last ones, smoothed. A worker that starts later or runs slower gets a smaller home slice,
-  /// so the others need not take the end of its slice, which would move those packets' lines
-  /// to their caches and back every batch.
-  std::unique_ptr<double[]> share;
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
   std::exception_ptr error;                   ///< guarded by mu
 
@@ -72,7 +62,6 @@ struct CpuDevice::Pool {
   /// each other instead of up to a whole chunk apart (the caller waits for the last claim).
   void claim(uint32_t cpu) {
     const uint64_t most = job_chunk, least = workers == 1 ? most : std::min(most, kMinClaim);
-    uint64_t ran = 0;
     try {
       for (uint32_t k = 0; k < workers; ++k) {
         Slice& s = slices[(cpu + k) % workers];
@@ -82,30 +71,14 @@ struct CpuDevice::Pool {
           const uint64_t want = std::clamp((s.end - seen) / 4, least, most);
           const uint64_t lo = s.next.fetch_add(want, std::memory_order_relaxed);
           if (lo >= s.end) break;
-          const uint64_t hi = std::min(s.end, lo + want);
-          fn(ctx, uint32_t(lo), uint32_t(hi), cpu);
-          ran += hi - lo;
+          fn(ctx, uint32_t(lo), uint32_t(std::min(s.end, lo + want)), cpu);
         }
       }
-      slices[cpu].done = ran;
     } catch (...) {
       std::lock_guard lock(mu);
       if (!error) error = std::current_exception();
       for (uint32_t w = 0; w < workers; ++w) slices[w].next.store(slices[w].end);  // stop all
     }
-  }
-
-  /// After a job of `count` items (every worker done): moves each share halfway to what the
-  /// worker ran, at least a quarter of an equal share (a worker that missed a job because it
-  /// slept is not shut out of the next ones).
-  void adapt(uint32_t count) {
-    const double floor = 0.25 / workers;
-    double sum = 0;
-    for (uint32_t w = 0; w < workers; ++w) {
-      share[w] = std::max(floor, 0.5 * share[w] + 0.5 * double(slices[w].done) / count);
-      sum += share[w];
-    }
-    for (uint32_t w = 0; w < workers; ++w) share[w] /= sum;
   }
 
   void work(uint32_t cpu) {
@@ -143,8 +116,6 @@ CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->workers = opts.workers ? opts.workers : std::max(1u, std::thread::hardware_concurrency());
   pool_->chunk = std::max(1u, opts.chunk);
   pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
-  pool_->share = std::make_unique<double[]>(pool_->workers);
-  for (uint32_t w = 0; w < pool_->workers; ++w) pool_->share[w] = 1.0 / pool_->workers;
   for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });
 }
@@ -184,15 +155,13 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
   p.ctx = ctx;
   p.job_chunk = chunk ? chunk : p.chunk;
   p.error = nullptr;
-  double at = 0;  // slice boundaries by share, on kAlign-item (cache-line) boundaries
-  for (uint64_t w = 0, lo = 0; w < p.workers; ++w) {
-    at += p.share[w];
-    const uint64_t cut = uint64_t(std::llround(at * count / kAlign)) * kAlign;
-    const uint64_t hi = w + 1 == p.workers ? count : std::clamp<uint64_t>(cut, lo, count);
+  const uint64_t c = p.job_chunk;
+  const uint64_t chunks = (count + c - 1) / c;
+  for (uint32_t w = 0; w < p.workers; ++w) {
+    const uint64_t lo = std::min<uint64_t>(chunks * w / p.workers * c, count);
+    const uint64_t hi = std::min<uint64_t>(chunks * (w + 1) / p.workers * c, count);
     p.slices[w].next.store(lo, std::memory_order_relaxed);
     p.slices[w].end = hi;
-    p.slices[w].done = 0;
-    lo = hi;
   }
   const bool helpers = !p.threads.empty();
   if (helpers) {
@@ -215,7 +184,6 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
       }
     }
   }
-  if (helpers && count >= p.workers * kAlign) p.adapt(count);
   p.fn = nullptr;
   p.ctx = nullptr;
   std::exception_ptr err;

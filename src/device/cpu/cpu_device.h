@@ -39,14 +39,12 @@ class CpuDevice {
   uint32_t workers() const;
   /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.
   /// The calling thread is worker 0 (workers = 1 runs everything inline, no thread hand-off).
-  /// [0, count) is cut into one contiguous home slice per worker, starting on a multiple of
-  /// 16 and sized by the share of the last batches each worker ran (the same slots go to the
-  /// same worker batch after batch, so their cache lines stay put, and a worker that starts
-  /// late or runs slower gets fewer). A worker claims its slice in index order, `chunk` packets
-  /// at a time and fewer (a quarter of what is left, at least 8) as the slice drains, then
-  /// helps with the slices still unclaimed (a late or descheduled worker delays nobody; the
-  /// workers finish a few packets apart). If fn throws, the first exception is rethrown here
-  /// after the others finish. Not reentrant (one run at a time).
+  /// [0, count) is cut into one contiguous, chunk-aligned home slice per worker (the same
+  /// slots go to the same worker batch after batch, so their cache lines stay put); a worker
+  /// claims its slice in index order, `chunk` packets at a time and fewer (a quarter of what
+  /// is left, at least 8) as the slice drains, then helps with the slices still unclaimed (a
+  /// late or descheduled worker delays nobody; the workers finish a few packets apart). If fn throws, the first
+  /// exception is rethrown here after the others finish. Not reentrant (one run at a time).
   void run(uint32_t count, const PacketFn& fn);
   /// run(batch.count, fn).
   void run(const Batch& batch, const PacketFn& fn) { run(batch.count, fn); }

@@ -57,9 +57,10 @@ struct MapDesc {
   uint32_t stride = 0, ncpus = 1, cpu_slots = 0;
   /// Inline HASH / PERCPU_HASH / LRU_HASH / LRU_PERCPU_HASH lookup (host only; hash.head null
   /// = call the helper): the table's arrays (maps/hash_view.h), the LRU reference bytes (0
-  /// if not LRU); per-CPU maps hold `ncpus` slots of `stride` bytes per element.
+  /// if not LRU); per-CPU maps: CPU c's value `cpu_block` bytes after CPU 0's
+  /// (maps::HashMap::cpu_block).
   maps::HashView hash{};
-  uint64_t lru_ref = 0;
+  uint64_t lru_ref = 0, cpu_block = 0;
   bool percpu = false;
 };
 

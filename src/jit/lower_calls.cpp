@@ -97,14 +97,14 @@ void Lowerer::lower_hash_lookup(const AccessInfo& a) {
   auto fn = m_.getOrInsertFunction(
       "knod_rt_hash_lookup", llvm::FunctionType::get(i64,
                                                      {b_.getPtrTy(), b_.getPtrTy(), i64, i64, i64,
-                                                      i64, i64, i64, i32, i32, i32, i32, i32},
+                                                      i64, i64, i64, i32, i32, i32, i64, i32},
                                                      false));
   auto addr = [&](const void* p) { return c64(reinterpret_cast<uint64_t>(p)); };
   const maps::HashView& h = d.hash;
   set(0, b_.CreateCall(
              fn, {run_, stack_ptr(a.off), addr(h.head), addr(h.next), addr(h.hash), addr(h.keys),
                   addr(h.values), c64(d.lru_ref), c32(d.key_size), c32(h.value_bytes), c32(h.mask),
-                  c32(d.percpu ? d.stride : 0), c32(d.percpu ? d.ncpus : 0)}));
+                  c64(d.percpu ? d.cpu_block : 0), c32(d.percpu ? d.ncpus : 0)}));
 }
 
 }  // namespace knod::jit

@@ -54,6 +54,7 @@ std::vector<MapDesc> describe_maps(const vm::Env& env, bool inline_arrays) {
       d.percpu = h->percpu();
       d.stride = h->stride();
       d.ncpus = h->ncpus();
+      d.cpu_block = h->cpu_block();
     }
     out.push_back(d);
   }

@@ -73,6 +73,7 @@ HashMap::HashMap(std::string name, MapDef def, uint32_t ncpus)
              percpu_ ? 0 : std::max(ncpus, 1u) + 1),
       lru_list_(lru_ ? table_.elements() : 0) {
   if (lru_) ref_.reset(new std::atomic<uint8_t>[table_.elements()]());
+  if (percpu_) cpu_block_ = uint64_t(table_.elements()) * stride_;
 }
 
 uint32_t HashMap::evict() {
@@ -91,25 +92,22 @@ void* HashMap::lookup(const void* key, uint32_t cpu) {
   if (e == kNil) return nullptr;
   // bpf_lru_node_set_ref(): read first, so hot entries' lines are not written by every CPU.
   if (lru_ && !ref_[e].load(std::memory_order_relaxed)) ref_[e].store(1, std::memory_order_relaxed);
-  uint8_t* v = table_.value_at(e);
-  if (percpu_) {
-    if (cpu >= ncpus_) return nullptr;
-    v += size_t(cpu) * stride_;
-  }
-  return v;
+  if (!percpu_) return table_.value_at(e);
+  return cpu < ncpus_ ? slot(e, cpu) : nullptr;
 }
 
 void HashMap::store(uint32_t e, const void* value, uint32_t cpu, bool fresh) {
-  uint8_t* v = table_.value_at(e);
   if (!percpu_) {
-    std::memcpy(v, value, def().value_size);
+    std::memcpy(table_.value_at(e), value, def().value_size);
   } else if (cpu == kAllCpus) {
     // pcpu_copy_value() copies round_up(value_size, 8) per CPU, padding included.
-    std::memcpy(v, value, table_.value_bytes());
+    for (uint32_t c = 0; c < ncpus_; ++c)
+      std::memcpy(slot(e, c), static_cast<const uint8_t*>(value) + size_t(c) * stride_, stride_);
   } else {
     // pcpu_init_value(): a new element gets the value on this CPU and zeroes elsewhere.
-    if (fresh) std::memset(v, 0, table_.value_bytes());
-    std::memcpy(v + size_t(cpu) * stride_, value, def().value_size);
+    if (fresh)
+      for (uint32_t c = 0; c < ncpus_; ++c) std::memset(slot(e, c), 0, stride_);
+    std::memcpy(slot(e, cpu), value, def().value_size);
   }
 }
 
@@ -201,7 +199,12 @@ long HashMap::user_lookup(const void* key, void* value) {
   Guard g(lru_ ? &map_lock_ : nullptr, &table_.lock(b));
   uint32_t e = table_.find(h, key);
   if (e == kNil) return -ENOENT;
-  std::memcpy(value, table_.value_at(e), user_value_size());
+  if (!percpu_) {
+    std::memcpy(value, table_.value_at(e), def().value_size);
+    return 0;
+  }
+  for (uint32_t c = 0; c < ncpus_; ++c)  // bpf_percpu_hash_copy(): round_up(value_size, 8) each
+    std::memcpy(static_cast<uint8_t*>(value) + size_t(c) * stride_, slot(e, c), stride_);
   return 0;
 }
 

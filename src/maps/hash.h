@@ -12,7 +12,12 @@
 // nodes in batches, so *which* cold key is evicted can differ; what holds in both: the map
 // never exceeds max_entries, the inserted key is present, and a key looked up between
 // evictions survives any number of cold inserts. NO_COMMON_LRU is accepted and
-// treated as a common LRU. Concurrency: lookups take no lock (HashTable::find); updates
+// treated as a common LRU.
+//
+// Per-CPU maps store values CPU-major, as the kernel's per-CPU allocations do: CPU c's value
+// of element e at values + (c * elements + e) * stride, so CPUs updating one key's values
+// write different cache lines (element-major, a key's 8-byte counters of 8 CPUs would share
+// one line). Concurrency: lookups take no lock (HashTable::find); updates
 // and deletes take bucket spinlocks, LRU maps additionally one
 // map-wide spinlock per operation (eviction touches several buckets).
 #pragma once
@@ -47,12 +52,19 @@ class HashMap : public Map {
   uint32_t count() const { return table_.count(); }
 
   // What a lookup compiled elsewhere needs (jit/map_desc.cpp, jit/runtime/rt.cpp), equal to
-  // lookup(): find the element (maps/hash_view.h); LRU maps then set lru_ref()[element] if
-  // clear; per-CPU maps return slot cpu (< ncpus(), else NULL) at cpu * stride() bytes.
-  HashView view() { return table_.view(); }
+  // lookup(): find the element e (maps/hash_view.h); LRU maps then set lru_ref()[e] if clear;
+  // the value is at view().values + e * view().value_bytes, for per-CPU maps (cpu <
+  // ncpus(), else NULL) plus cpu * cpu_block() bytes.
+  HashView view() {
+    HashView v = table_.view();
+    if (percpu_) v.value_bytes = stride_;  // CPU 0's values; the others cpu_block() apart
+    return v;
+  }
   bool percpu() const { return percpu_; }
   uint32_t ncpus() const { return ncpus_; }
   uint32_t stride() const { return stride_; }
+  /// Per-CPU maps: bytes from one CPU's values to the next (elements * stride()).
+  uint64_t cpu_block() const { return cpu_block_; }
   /// LRU maps: one reference byte per element (0 or 1); nullptr for the others.
   uint8_t* lru_ref() { return lru_ ? reinterpret_cast<uint8_t*>(ref_.get()) : nullptr; }
 
@@ -62,12 +74,17 @@ class HashMap : public Map {
   long do_update(const void* key, const void* value, uint64_t flags, uint32_t cpu);
   void store(uint32_t e, const void* value, uint32_t cpu, bool fresh);
   uint32_t evict();  // LRU: frees one element, returns it (allocated); kNil if none
+  /// Per-CPU maps: CPU `cpu`'s value of element `e`.
+  uint8_t* slot(uint32_t e, uint32_t cpu) {
+    return table_.value_at(0) + cpu * cpu_block_ + uint64_t(e) * stride_;
+  }
 
   bool percpu_, lru_;
   uint32_t ncpus_, stride_;
   HashTable table_;
-  SpinLock map_lock_;  // LRU maps only
-  LruLists lru_list_;  // LRU maps only (empty otherwise); guarded by map_lock_
+  uint64_t cpu_block_ = 0;  // per-CPU maps: elements * stride_
+  SpinLock map_lock_;       // LRU maps only
+  LruLists lru_list_;       // LRU maps only (empty otherwise); guarded by map_lock_
   std::unique_ptr<std::atomic<uint8_t>[]> ref_;
 };
 

@@ -81,6 +81,33 @@ TEST(HashMap, PerCpuNewElementZeroesOtherCpus) {
   EXPECT_EQ(*static_cast<uint32_t*>(m->lookup(&k, 3)), 77u);
 }
 
+// Per-CPU values are CPU-major (the kernel's per-CPU areas): one key's values of two CPUs are
+// a whole block of max_entries values apart, not adjacent in one cache line, and the user
+// view (all CPUs, round_up(value_size, 8) each) gathers them in CPU order.
+TEST(HashMap, PerCpuValuesOfOneKeyAreCacheLinesApart) {
+  MapPtr m = create_map("h", MapDef{BPF_MAP_TYPE_PERCPU_HASH, 4, 4, 16}, 2);
+  auto* h = static_cast<HashMap*>(m.get());
+  uint32_t k = 5, a = 11, b = 22;
+  ASSERT_EQ(m->update(&k, &a, BPF_ANY, 0), 0);
+  ASSERT_EQ(m->update(&k, &b, BPF_ANY, 1), 0);
+  auto* v0 = static_cast<uint8_t*>(m->lookup(&k, 0));
+  auto* v1 = static_cast<uint8_t*>(m->lookup(&k, 1));
+  ASSERT_NE(v0, nullptr);
+  EXPECT_EQ(uint64_t(v1 - v0), h->cpu_block());
+  EXPECT_GE(h->cpu_block(), 16u * 8);
+  uint8_t all[16];
+  ASSERT_EQ(m->user_lookup(&k, all), 0);
+  uint32_t got[2];
+  memcpy(&got[0], all, 4);
+  memcpy(&got[1], all + 8, 4);
+  EXPECT_EQ(got[0], 11u);
+  EXPECT_EQ(got[1], 22u);
+  const uint64_t both[2] = {7, 8};  // user update: both CPUs' slots from one buffer
+  ASSERT_EQ(m->user_update(&k, both, BPF_EXIST), 0);
+  EXPECT_EQ(*reinterpret_cast<uint32_t*>(v0), 7u);
+  EXPECT_EQ(*reinterpret_cast<uint32_t*>(v1), 8u);
+}
+
 TEST(HashMap, LruEvictsInsteadOfFailing) {
   MapPtr m = create_map("l", MapDef{BPF_MAP_TYPE_LRU_HASH, 4, 4, 4}, 1);
   auto* h = static_cast<HashMap*>(m.get());

@@ -120,7 +120,7 @@ KNOD_INLINE uint32_t knod_rt_cpu(Run* run) {
 KNOD_INLINE uint64_t knod_rt_hash_lookup(Run* run, const uint8_t* key, uint64_t head, uint64_t next,
                                          uint64_t hash, uint64_t keys, uint64_t values,
                                          uint64_t lru_ref, uint32_t key_size, uint32_t value_bytes,
-                                         uint32_t mask, uint32_t stride, uint32_t ncpus) {
+                                         uint32_t mask, uint64_t cpu_block, uint32_t ncpus) {
   using knod::maps::HashView;
   const HashView v{reinterpret_cast<const uint32_t*>(head),
                    reinterpret_cast<const uint32_t*>(next),
@@ -140,7 +140,7 @@ KNOD_INLINE uint64_t knod_rt_hash_lookup(Run* run, const uint8_t* key, uint64_t 
   uint64_t p = values + uint64_t(e) * value_bytes;
   if (ncpus) {
     if (run->cpu >= ncpus) return 0;
-    p += uint64_t(run->cpu) * stride;
+    p += run->cpu * cpu_block;  // per-CPU values are CPU-major (maps/hash.h)
   }
   return p;
 }

@@ -28,12 +28,12 @@ uint64_t knod_rt_ctx_load(knod::vm::Run* run, uint32_t off, uint32_t size, uint3
 uint32_t knod_rt_cpu(knod::vm::Run* run);
 /// bpf_map_lookup_elem on a HASH-family maps::HashMap, as HashMap::lookup: the value of
 /// `key` (key_size bytes) or 0. head..values: the table (maps/hash_view.h); lru_ref: the LRU
-/// reference bytes (set on a hit) or 0; ncpus > 0: a per-CPU map whose element holds ncpus
-/// slots of `stride` bytes (slot run.cpu; 0 when run.cpu >= ncpus). Host executors only.
+/// reference bytes (set on a hit) or 0; ncpus > 0: a per-CPU map, CPU-major: run.cpu's value
+/// is cpu_block bytes per CPU after CPU 0's (0 when run.cpu >= ncpus). Host executors only.
 uint64_t knod_rt_hash_lookup(knod::vm::Run* run, const uint8_t* key, uint64_t head, uint64_t next,
                              uint64_t hash, uint64_t keys, uint64_t values, uint64_t lru_ref,
                              uint32_t key_size, uint32_t value_bytes, uint32_t mask,
-                             uint32_t stride, uint32_t ncpus);
+                             uint64_t cpu_block, uint32_t ncpus);
 /// Helper call by id (env->helpers); an unknown id faults with kBadHelper.
 uint64_t knod_rt_helper(knod::vm::Run* run, int32_t id, uint64_t r1, uint64_t r2, uint64_t r3,
                         uint64_t r4, uint64_t r5, uint32_t pc);

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "isa/asm.h"
@@ -88,6 +90,32 @@ TEST(CpuDevice, ClaimsShrinkTowardTheEndOfASlice) {
   uint32_t n = 0;
   one.for_chunks(1024, 0, [&](uint32_t lo, uint32_t hi, uint32_t) { n += hi - lo == 64; });
   EXPECT_EQ(n, 16u);
+}
+
+// A worker that helps with another's slice takes from its back end: the packets of slice 0
+// that worker 1 runs while the caller (worker 0, half as fast here) works through the front are the
+// slice's last ones, one contiguous run up to its end (so batch after batch they are the
+// same slots). Claiming from the front cursor instead interleaves the two workers' chunks.
+TEST(CpuDevice, HelpersTakeFromTheBackOfASlice) {
+  CpuDevice dev(CpuOptions{2, 64});
+  int helped = 0;  // rounds in which worker 1 took part of slice 0
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint8_t> by(256, 9);
+    dev.for_chunks(256, 0, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+      for (uint32_t i = lo; i < hi; ++i) by[i] = uint8_t(cpu);
+      std::this_thread::sleep_for(std::chrono::microseconds((cpu == 0 ? 10 : 5) * (hi - lo)));
+    });
+    uint32_t first1 = 128;  // slice 0 is [0, 128): where worker 1's run in it starts
+    while (first1 > 0 && by[first1 - 1] == 1) --first1;
+    for (uint32_t i = 0; i < 256; ++i) {
+      ASSERT_LE(by[i], 1) << i;
+      if (i < first1) {
+        EXPECT_EQ(by[i], 0) << "round " << round << " item " << i;
+      }
+    }
+    helped += first1 < 128;
+  }
+  EXPECT_GE(helped, 1);  // worker 1 needs 0.64 ms for its slice, the caller 1.28 ms for its own
 }
 
 TEST(CpuDevice, ExceptionsReachTheCaller) {

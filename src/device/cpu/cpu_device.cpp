@@ -47,10 +47,13 @@ struct CpuDevice::Pool {
   void* ctx = nullptr;
   uint32_t job_chunk = 64;
   /// The batch cut into one contiguous slice per worker, chunk-aligned: a worker's home
-  /// slice is the same packet slots batch after batch (their lines stay in its cache).
+  /// slice is the same packet slots batch after batch (their lines stay in its cache). What
+  /// is left of it is [front, back), one word: its worker claims from the front, the others
+  /// take from the back, so the packets a helper takes are the slice's last ones batch after
+  /// batch (their lines stay in the helper's cache) instead of any chunk near the meeting
+  /// point.
   struct alignas(64) Slice {
-    std::atomic<uint64_t> next{0};  ///< 64-bit: claims past `end` never wrap around
-    uint64_t end = 0;
+    std::atomic<uint64_t> range{0};  ///< front << 32 | back
   };
   std::unique_ptr<Slice[]> slices;
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
@@ -65,19 +68,24 @@ struct CpuDevice::Pool {
     try {
       for (uint32_t k = 0; k < workers; ++k) {
         Slice& s = slices[(cpu + k) % workers];
+        const bool own = k == 0;
+        uint64_t r = s.range.load(std::memory_order_relaxed);
         for (;;) {
-          const uint64_t seen = s.next.load(std::memory_order_relaxed);
-          if (seen >= s.end) break;
-          const uint64_t want = std::clamp((s.end - seen) / 4, least, most);
-          const uint64_t lo = s.next.fetch_add(want, std::memory_order_relaxed);
-          if (lo >= s.end) break;
-          fn(ctx, uint32_t(lo), uint32_t(std::min(s.end, lo + want)), cpu);
+          const uint32_t front = uint32_t(r >> 32), back = uint32_t(r);
+          if (front >= back) break;
+          const uint32_t want = uint32_t(std::clamp<uint64_t>((back - front) / 4, least, most));
+          const uint32_t lo = own ? front : back - std::min(want, back - front);
+          const uint32_t hi = own ? front + std::min(want, back - front) : back;
+          const uint64_t rest = own ? (uint64_t(hi) << 32 | back) : (uint64_t(front) << 32 | lo);
+          if (!s.range.compare_exchange_weak(r, rest, std::memory_order_relaxed)) continue;
+          fn(ctx, lo, hi, cpu);
+          r = s.range.load(std::memory_order_relaxed);
         }
       }
     } catch (...) {
       std::lock_guard lock(mu);
       if (!error) error = std::current_exception();
-      for (uint32_t w = 0; w < workers; ++w) slices[w].next.store(slices[w].end);  // stop all
+      for (uint32_t w = 0; w < workers; ++w) slices[w].range.store(0);  // stop all
     }
   }
 
@@ -160,8 +168,7 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
   for (uint32_t w = 0; w < p.workers; ++w) {
     const uint64_t lo = std::min<uint64_t>(chunks * w / p.workers * c, count);
     const uint64_t hi = std::min<uint64_t>(chunks * (w + 1) / p.workers * c, count);
-    p.slices[w].next.store(lo, std::memory_order_relaxed);
-    p.slices[w].end = hi;
+    p.slices[w].range.store(lo << 32 | hi, std::memory_order_relaxed);
   }
   const bool helpers = !p.threads.empty();
   if (helpers) {

@@ -42,8 +42,10 @@ class CpuDevice {
   /// [0, count) is cut into one contiguous, chunk-aligned home slice per worker (the same
   /// slots go to the same worker batch after batch, so their cache lines stay put); a worker
   /// claims its slice in index order, `chunk` packets at a time and fewer (a quarter of what
-  /// is left, at least 8) as the slice drains, then helps with the slices still unclaimed (a
-  /// late or descheduled worker delays nobody; the workers finish a few packets apart). If fn throws, the first
+  /// is left, at least 8) as the slice drains, then helps with the slices still unclaimed,
+  /// taking from their back ends, so that the slots a helper takes are the same ones batch
+  /// after batch (a late or descheduled worker delays nobody; the workers finish a few
+  /// packets apart). If fn throws, the first
   /// exception is rethrown here after the others finish. Not reentrant (one run at a time).
   void run(uint32_t count, const PacketFn& fn);
   /// run(batch.count, fn).

@@ -457,8 +457,8 @@ KNOD_COMMAND(bench) {
   c->add_option("--repeat", a->repeat, "runs of every packet (kernel: test_run repeat)")
       ->check(CLI::Range(1u, 1u << 24));
   c->add_option("--rounds", a->rounds,
-                "run every column this many times (--repeat runs each; kernel: one test_run "
-                "each) and keep the fastest round; default 3")
+                "run every column this many times (--repeat runs each, knod's columns taking "
+                "turns; kernel: one test_run each) and keep the fastest round; default 3")
       ->check(CLI::Range(1u, 1000u));
   c->add_option("--max-packets", a->max_packets, "packets taken from each capture")
       ->check(CLI::Range(1u, 1u << 20));

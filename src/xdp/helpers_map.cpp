@@ -1,7 +1,8 @@
 // Map helpers: bpf_map_lookup_elem (1), bpf_map_update_elem (2), bpf_map_delete_elem (3),
 // bpf_map_push_elem (87), bpf_map_pop_elem (88), bpf_map_peek_elem (89), bpf_spin_lock (93),
-// bpf_spin_unlock (94), bpf_for_each_map_elem (164). Source: kernel/bpf/helpers.c,
-// kernel/bpf/{arraymap,hashtab}.c (map_for_each_callback).
+// bpf_spin_unlock (94), bpf_for_each_map_elem (164), bpf_map_lookup_percpu_elem (195).
+// Source: kernel/bpf/helpers.c, kernel/bpf/{arraymap,hashtab}.c (map_for_each_callback,
+// *_lookup_percpu_elem).
 #include <atomic>
 #include <cstring>
 #include <vector>
@@ -22,6 +23,20 @@ uint64_t map_lookup_elem(vm::Run& run, uint64_t m, uint64_t key, uint64_t, uint6
   maps::Map* map = map_with_key(run, m, key);
   if (!map) return 0;
   return reinterpret_cast<uint64_t>(map->lookup(ptr<const void>(key), run.cpu));
+}
+
+// bpf_map_lookup_percpu_elem: `key`'s value on CPU `cpu` of a PERCPU_ARRAY, PERCPU_HASH or
+// LRU_PERCPU_HASH, or NULL when the key is absent or cpu >= the map's CPUs (nr_cpu_ids). The
+// kernel's verifier refuses other map types; knod returns NULL for them.
+uint64_t map_lookup_percpu_elem(vm::Run& run, uint64_t m, uint64_t key, uint64_t cpu, uint64_t,
+                                uint64_t) {
+  maps::Map* map = map_with_key(run, m, key);
+  if (!map || cpu > UINT32_MAX) return 0;
+  const uint32_t t = map->def().type;
+  if (t != BPF_MAP_TYPE_PERCPU_ARRAY && t != BPF_MAP_TYPE_PERCPU_HASH &&
+      t != BPF_MAP_TYPE_LRU_PERCPU_HASH)
+    return 0;
+  return reinterpret_cast<uint64_t>(map->lookup(ptr<const void>(key), uint32_t(cpu)));
 }
 
 uint64_t map_update_elem(vm::Run& run, uint64_t m, uint64_t key, uint64_t value, uint64_t flags,
@@ -159,6 +174,8 @@ void add_map_helpers(vm::HelperTable& t) {
   set_helper(t, BPF_FUNC_spin_lock, "bpf_spin_lock", spin_lock);
   set_helper(t, BPF_FUNC_spin_unlock, "bpf_spin_unlock", spin_unlock);
   set_helper(t, BPF_FUNC_for_each_map_elem, "bpf_for_each_map_elem", for_each_map_elem);
+  set_helper(t, BPF_FUNC_map_lookup_percpu_elem, "bpf_map_lookup_percpu_elem",
+             map_lookup_percpu_elem);
 }
 
 }  // namespace knod::xdp

@@ -174,6 +174,39 @@ TEST_F(Redirect, MapTargetsAndFallback) {
   EXPECT_EQ(call(BPF_FUNC_redirect, 9, 1), uint64_t(XDP_ABORTED));
 }
 
+// bpf_map_lookup_percpu_elem (kernel/bpf/{arraymap,hashtab}.c *_lookup_percpu_elem): another
+// CPU's value of a per-CPU map, NULL past the map's CPUs, for an absent key or another map type.
+using Percpu = Fixture;
+TEST_F(Percpu, LookupOnAnotherCpu) {
+  auto arr = maps::create_map("a", {BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4}, 3);
+  auto hash = maps::create_map("h", {BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 4}, 3);
+  auto lru = maps::create_map("l", {BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 4}, 3);
+  auto plain = maps::create_map("p", {BPF_MAP_TYPE_HASH, 4, 8, 4}, 3);
+  env.maps = {arr, hash, lru, plain};
+  const uint64_t all[3] = {100, 101, 102};  // user view: one value per CPU
+  uint32_t k = 2;
+  for (auto& m : {arr, hash, lru}) ASSERT_EQ(m->user_update(&k, all, BPF_ANY), 0);
+  ASSERT_EQ(plain->user_update(&k, all, BPF_ANY), 0);
+  std::memcpy(stack, &k, 4);  // the key on the program's stack
+  const uint64_t key = addr(stack);
+  run.cpu = 0;
+  for (auto& m : {arr, hash, lru}) {
+    for (uint64_t c = 0; c < 3; ++c) {
+      const uint64_t v = call(BPF_FUNC_map_lookup_percpu_elem, addr(m.get()), key, c);
+      ASSERT_NE(v, 0u) << m->name() << " cpu " << c;
+      EXPECT_EQ(*reinterpret_cast<const uint64_t*>(v), 100 + c) << m->name();
+      EXPECT_EQ(v, addr(m->lookup(&k, uint32_t(c))));
+    }
+    EXPECT_EQ(call(BPF_FUNC_map_lookup_percpu_elem, addr(m.get()), key, 3), 0u);
+    EXPECT_EQ(call(BPF_FUNC_map_lookup_percpu_elem, addr(m.get()), key, 1ull << 32), 0u);
+  }
+  EXPECT_EQ(call(BPF_FUNC_map_lookup_percpu_elem, addr(plain.get()), key, 0), 0u);
+  k = 3;  // absent from the hashes
+  std::memcpy(stack, &k, 4);
+  EXPECT_EQ(call(BPF_FUNC_map_lookup_percpu_elem, addr(hash.get()), key, 1), 0u);
+  EXPECT_EQ(run.fault, vm::Fault::kNone);
+}
+
 using Fib = Fixture;
 TEST_F(Fib, LookupAgainstTable) {
   auto table = std::make_shared<FibTable>(parse_fib_table(R"({

@@ -19,7 +19,8 @@ struct HashView {
   const uint8_t* keys = nullptr;   ///< [max_entries][key_size]
   uint8_t* values = nullptr;       ///< [max_entries][value_bytes]
   uint32_t key_size = 0;           ///< bytes
-  uint32_t value_bytes = 0;        ///< bytes per element (all CPUs' slots for per-CPU maps)
+  uint32_t value_bytes = 0;        ///< bytes per element; per-CPU maps: CPU 0's value
+                                   ///< (HashMap::view; the others cpu_block() bytes apart)
   uint32_t mask = 0;               ///< n_buckets - 1 (n_buckets a power of two)
 };
 

@@ -1,9 +1,10 @@
 // Host memory for one device::Batch: `capacity` frames of kFrameSize bytes (a FrameBuffer,
 // huge pages) and the batch's per-packet arrays. Every array starts on its own 64-byte cache
-// line and is padded to a whole line, so that CPU workers writing neighbouring packets'
-// outputs (CpuDevice home slices begin on 16-packet boundaries) never write one line from
-// two cores; separate heap vectors put one array's end and the next one's start into a
-// shared line.
+// line and is padded to a whole line, so that two arrays never share a line (separate heap
+// vectors put one array's end and the next one's start into one line, which the workers at
+// both ends of a batch wrote every time). Within an array, workers still share the line
+// where one's packets end and another's begin, unless that index is a multiple of 16
+// (CpuDevice home slices start on multiples of the chunk, 64 by default).
 #pragma once
 
 #include <cstddef>

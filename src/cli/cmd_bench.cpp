@@ -35,6 +35,7 @@
 #include "base/error.h"
 #include "cli/bundled_examples.h"
 #include "cli/command.h"
+#include "cli/xdp_job.h"
 #include "cli/xfrm_bench.h"
 #include "device/cpu/batch_store.h"
 #include "device/cpu/cpu_device.h"
@@ -43,7 +44,6 @@
 #include "jit/executor.h"
 #include "kernel/object.h"
 #include "loader/object.h"
-#include "vm/interp.h"
 #include "xdp/runtime.h"
 
 namespace {
@@ -133,16 +133,11 @@ class Column {
         pk_(c.pcap, a.max_packets, a.min_batch),
         dev_(knod::device::CpuOptions{workers, a.chunk}),
         cpu_clock_(workers == 1) {
-    if (device == "interp") {
-      ex_ = std::make_unique<knod::vm::Interpreter>();
-    } else {
-      knod::jit::JitOptions jo;
-      jo.ctx = knod::jit::CtxKind::kXdp;
-      auto jit = std::make_unique<knod::jit::JitExecutor>(jo);
+    ex_ = knod::cli::make_executor(device);  // as knod run: interp, or the JIT for xdp_md
+    if (auto* jit = dynamic_cast<knod::jit::JitExecutor*>(ex_.get())) {
       jit->compile(rt_.program(), &rt_.env());
       for (const knod::vm::Program* p : rt_.env().programs)  // tail-call targets: compile now
         if (p) jit->compile(*p, &rt_.env());
-      ex_ = std::move(jit);
     }
     r_.packets = pk_.distinct;
   }
@@ -156,10 +151,8 @@ class Column {
     for (int k = 0; k < 2; ++k) {
       knod::loader::Object obj = load(c, workers);
       knod::xdp::Runtime rt(obj, c.prog, runtime_options(workers));
-      knod::jit::JitOptions jo;
-      jo.ctx = knod::jit::CtxKind::kXdp;
-      knod::jit::JitExecutor jit(jo);
-      const auto& cp = jit.compile(rt.program(), &rt.env());
+      auto ex = knod::cli::make_executor("cpu");
+      const auto& cp = static_cast<knod::jit::JitExecutor&>(*ex).compile(rt.program(), &rt.env());
       wall = std::fmin(wall, cp.compile_ms);
       cpu = std::fmin(cpu, cp.compile_cpu_ms);
     }

@@ -73,9 +73,9 @@ struct CpuDevice::Pool {
         for (;;) {
           const uint32_t front = uint32_t(r >> 32), back = uint32_t(r);
           if (front >= back) break;
-          const uint32_t want = uint32_t(std::clamp<uint64_t>((back - front) / 4, least, most));
-          const uint32_t lo = own ? front : back - std::min(want, back - front);
-          const uint32_t hi = own ? front + std::min(want, back - front) : back;
+          const uint32_t take = uint32_t(std::min<uint64_t>(
+              std::clamp<uint64_t>((back - front) / 4, least, most), back - front));
+          const uint32_t lo = own ? front : back - take, hi = own ? front + take : back;
           const uint64_t rest = own ? (uint64_t(hi) << 32 | back) : (uint64_t(front) << 32 | lo);
           if (!s.range.compare_exchange_weak(r, rest, std::memory_order_relaxed)) continue;
           fn(ctx, lo, hi, cpu);

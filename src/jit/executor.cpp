@@ -32,10 +32,7 @@ extern "C" bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t 
 namespace knod::jit {
 namespace {
 
-struct RunState {
-  JitExecutor* self;
-  const CompiledProgram* prog;
-};
+using RunState = CompiledProgram::Hook;
 
 /// Per-thread memo of tail-call targets (direct-mapped by program address): a tail call
 /// taken on every packet must not take the executor's shared lock (an atomic read-modify-write
@@ -73,9 +70,8 @@ extern "C" uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* f
     run->fault = knod::vm::Fault::kBadInsn;
     return 0;
   }
-  RunState inner{st->self, cp};
-  run->executor = &inner;
-  uint64_t r0 = cp->subs.at(0)(run, fp, r1, 0, 0, 0, 0, depth, region);
+  run->executor = const_cast<RunState*>(&cp->hook);
+  uint64_t r0 = cp->body(run, fp, r1, 0, 0, 0, 0, depth, region);
   run->executor = st;
   return r0;
 }
@@ -206,11 +202,13 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   auto sym = impl_->jit->lookup(lo.name);
   if (!sym) throw Error("jit: " + llvm::toString(sym.takeError()));
   cp->entry = sym->toPtr<CompiledProgram::EntryFn>();
+  cp->hook = CompiledProgram::Hook{this, cp.get()};
   for (uint32_t pc : cp->stats.subprogram_pcs) {
     auto s = impl_->jit->lookup(subprogram_symbol(lo.name, pc));
     if (!s) throw Error("jit: " + llvm::toString(s.takeError()));
     cp->subs[pc] = s->toPtr<CompiledProgram::SubFn>();
   }
+  cp->body = cp->subs.at(0);
   cp->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   cp->compile_cpu_ms = thread_cpu_ms() - c0;  // ORC compiles on this thread (no compile pool)
@@ -221,12 +219,18 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   return *out;
 }
 
+vm::Executor::DirectFn JitExecutor::direct(vm::Run& run, const void* handle) {
+  auto* cp = static_cast<const CompiledProgram*>(handle);
+  run.executor = const_cast<CompiledProgram::Hook*>(&cp->hook);
+  run.call_func = &call_func;
+  return cp->entry;
+}
+
 uint64_t JitExecutor::run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1,
                                    uint64_t r2) {
   void* saved_exec = run.executor;
   auto saved_cf = run.call_func;
-  RunState st{this, &cp};
-  run.executor = &st;
+  run.executor = const_cast<CompiledProgram::Hook*>(&cp.hook);
   run.call_func = &call_func;
   uint64_t r0 = cp.entry(&run, r1, r2);
   run.executor = saved_exec;

@@ -28,10 +28,17 @@ struct CompiledProgram {
                              uint64_t r4, uint64_t r5, uint32_t depth, int32_t region);
   EntryFn entry = nullptr;
   std::unordered_map<uint64_t, SubFn> subs;  ///< by entry pc (= BPF_PSEUDO_FUNC value)
+  SubFn body = nullptr;                      ///< subs[0]: what a tail call to it runs
   LowerStats stats;
   double compile_ms = 0;      ///< lowering + optimisation + machine code, wall-clock ms
   double compile_cpu_ms = 0;  ///< the same, CPU time of the compiling thread (ms): what the
                               ///< compile costs without other processes' share of the cores
+  /// What Run::executor points at while this program runs: the executor (tail calls compile
+  /// through it) and this program (bpf_loop callbacks find its subprograms).
+  struct Hook {
+    class JitExecutor* self = nullptr;
+    const CompiledProgram* prog = nullptr;
+  } hook;
 };
 
 class JitExecutor : public vm::Executor {
@@ -55,6 +62,9 @@ class JitExecutor : public vm::Executor {
                      uint64_t r2) override {
     return run_compiled(run, *static_cast<const CompiledProgram*>(handle), r1, r2);
   }
+  /// vm::Executor fast path: Run::executor and call_func set once, the native entry called
+  /// directly.
+  DirectFn direct(vm::Run& run, const void* handle) override;
   const char* name() const override { return "jit"; }
   const JitOptions& options() const { return opts_; }
 

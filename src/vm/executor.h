@@ -35,6 +35,18 @@ class Executor {
     (void)handle;
     return this->run(run, prog, r1, r2);
   }
+  /// A run's native entry for a bound handle: fn(&run, r1, r2) returns r0 (unusable when
+  /// run.fault is set afterwards). Follows tail calls, as run() does.
+  using DirectFn = uint64_t (*)(Run* run, uint64_t r1, uint64_t r2);
+  /// Optional faster path than run_bound() for a caller that runs one handle on one Run many
+  /// times (a worker's packets): sets in `run` what every run of `handle` needs (the executor
+  /// hooks: Run::executor, Run::call_func) and returns the entry to call directly, or nullptr
+  /// (then use run_bound). Valid until the caller changes those hooks.
+  virtual DirectFn direct(Run& run, const void* handle) {
+    (void)run;
+    (void)handle;
+    return nullptr;
+  }
   /// Unique per executor object in this process, never reused (addresses are): the key for
   /// caching bind() handles.
   uint64_t serial() const { return serial_; }

@@ -97,22 +97,25 @@ void bump(std::atomic<uint64_t>& c) {  // single writer (the cpu's worker)
 
 Runtime::~Runtime() = default;
 
+// kFull: the batch has every optional array (meta_len, ingress_ifindex, rx_queue_index,
+// redirect, fault; device::BatchStore's batches do), so no per-packet null tests.
+template <bool kFull>
 [[gnu::always_inline]] inline RunResult Runtime::finish(device::Batch& batch, uint32_t i,
-                                                        uint32_t cpu, RunResult res,
-                                                        const Buff* b) {
+                                                        uint32_t cpu, RunResult res, const Buff* b,
+                                                        bool drain) {
   if (!b) res.fault = vm::Fault::kOutOfBounds;  // not run: impossible layout or bad cpu
   if (res.fault == vm::Fault::kNone) {
     res.verdict = res.retval <= XDP_REDIRECT ? res.retval : uint32_t(XDP_ABORTED);
     if (res.verdict == XDP_REDIRECT) res.redirect = b->redirect;
     batch.data_off[i] = uint32_t(b->data - b->data_hard_start);
     batch.data_len[i] = b->len();
-    if (batch.meta_len) batch.meta_len[i] = b->meta_len();
+    if (kFull || batch.meta_len) batch.meta_len[i] = b->meta_len();
   } else {
     res.verdict = XDP_ABORTED;
   }
   batch.verdict[i] = res.verdict;
-  if (batch.redirect) batch.redirect[i] = res.redirect;
-  if (batch.fault) batch.fault[i] = uint8_t(res.fault);
+  if (kFull || batch.redirect) batch.redirect[i] = res.redirect;
+  if (kFull || batch.fault) batch.fault[i] = uint8_t(res.fault);
   if (cpu < opts_.ncpus) {
     bump(cpus_[cpu].verdicts[res.verdict]);
     bump(cpus_[cpu].faults[uint32_t(res.fault)]);
@@ -120,28 +123,29 @@ Runtime::~Runtime() = default;
     cpus_[0].verdicts[res.verdict].fetch_add(1);
     cpus_[0].faults[uint32_t(res.fault)].fetch_add(1);
   }
-  if (opts_.perf || opts_.ringbuf) drain_outputs();
+  if (drain) drain_outputs();
   return res;
 }
 
 // Inlined into both callers (a RunResult copied through memory stalls store forwarding).
+template <bool kFull>
 [[gnu::always_inline]] inline RunResult Runtime::run_slot(PerCpu& pc, vm::Executor& ex,
                                                           device::Batch& batch, uint32_t i,
-                                                          uint32_t cpu) {
+                                                          uint32_t cpu, bool drain) {
   RunResult res;
   const uint32_t off = batch.data_off[i], len = batch.data_len[i];
-  const uint32_t meta = batch.meta_len ? batch.meta_len[i] : 0;
+  const uint32_t meta = kFull || batch.meta_len ? batch.meta_len[i] : 0;
   // test_run refuses frames under ETH_HLEN (bpf_test_init: -EINVAL); so does knod.
   const bool layout_ok = batch.stride > device::kTailroom && meta <= off && len >= kEthHlen &&
                          uint64_t(off) + len <= batch.stride - device::kTailroom;
-  if (!layout_ok) return finish(batch, i, cpu, res, nullptr);
+  if (!layout_ok) return finish<kFull>(batch, i, cpu, res, nullptr, drain);
   // The cpu's Run and Buff are reused: every field a run may change is reset here (no
   // per-packet zeroing of the whole Run, whose region table is most of it); prime() set the
   // rest.
   Buff& b = pc.buff;
   b.init(batch.frames + size_t(i) * batch.stride, batch.stride, off, len, meta);
-  b.ingress_ifindex = batch.ingress_ifindex ? batch.ingress_ifindex[i] : kLoopbackIfindex;
-  b.rx_queue_index = batch.rx_queue_index ? batch.rx_queue_index[i] : 0;
+  b.ingress_ifindex = kFull || batch.ingress_ifindex ? batch.ingress_ifindex[i] : kLoopbackIfindex;
+  b.rx_queue_index = kFull || batch.rx_queue_index ? batch.rx_queue_index[i] : 0;
   b.egress_ifindex = 0;
   b.redirect = 0;
   b.held_lock = 0;
@@ -156,38 +160,55 @@ Runtime::~Runtime() = default;
   run.exit_now = false;
   run.prng = pc.prng;
   run.clock_ns = batch.clock_ns ? batch.clock_ns[i] : 0;
-  const vm::Program& prog = *programs_[entry_];
-  const uint64_t r0 = pc.bound ? ex.run_bound(run, prog, pc.bound, run.ctx_lo, 0)
-                               : ex.run(run, prog, run.ctx_lo, 0);
+  uint64_t r0;
+  if (pc.entry)  // the executor's native entry, hooks set by prime()
+    r0 = pc.entry(&run, run.ctx_lo, 0);
+  else if (pc.bound)
+    r0 = ex.run_bound(run, *programs_[entry_], pc.bound, run.ctx_lo, 0);
+  else
+    r0 = ex.run(run, *programs_[entry_], run.ctx_lo, 0);
   pc.prng = run.prng;
   if (b.held_lock)  // only after a fault: the verifier forces the unlock
     std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
   res.fault = run.fault;
   res.fault_pc = run.fault_pc;
   if (res.fault == vm::Fault::kNone) res.retval = uint32_t(r0);
-  return finish(batch, i, cpu, res, &b);
+  return finish<kFull>(batch, i, cpu, res, &b, drain);
 }
 
-void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
-                          uint32_t cpu) {
-  if (cpu >= opts_.ncpus) {  // a bad worker index: every slot aborted, counted on cpu 0
-    for (uint32_t i = begin; i < end; ++i) finish(batch, i, cpu, RunResult{}, nullptr);
-    return;
-  }
-  PerCpu& pc = prime(ex, cpu);
+template <bool kFull>
+void Runtime::run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t begin,
+                        uint32_t end, uint32_t cpu, bool drain) {
   for (uint32_t i = begin; i < end; ++i) {
     if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
       const uint8_t* next = batch.frames + size_t(i + 1) * batch.stride + batch.data_off[i + 1];
       __builtin_prefetch(next, 1);
       __builtin_prefetch(next + 64, 1);
     }
-    run_slot(pc, ex, batch, i, cpu);
+    run_slot<kFull>(pc, ex, batch, i, cpu, drain);
   }
 }
 
+void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
+                          uint32_t cpu) {
+  const bool drain = opts_.perf || opts_.ringbuf;
+  if (cpu >= opts_.ncpus) {  // a bad worker index: every slot aborted, counted on cpu 0
+    for (uint32_t i = begin; i < end; ++i)
+      finish<false>(batch, i, cpu, RunResult{}, nullptr, drain);
+    return;
+  }
+  PerCpu& pc = prime(ex, cpu);
+  if (batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index && batch.redirect &&
+      batch.fault)
+    run_range<true>(pc, ex, batch, begin, end, cpu, drain);
+  else
+    run_range<false>(pc, ex, batch, begin, end, cpu, drain);
+}
+
 RunResult Runtime::run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu) {
-  if (cpu >= opts_.ncpus) return finish(batch, i, cpu, RunResult{}, nullptr);
-  return run_slot(prime(ex, cpu), ex, batch, i, cpu);
+  const bool drain = opts_.perf || opts_.ringbuf;
+  if (cpu >= opts_.ncpus) return finish<false>(batch, i, cpu, RunResult{}, nullptr, drain);
+  return run_slot<false>(prime(ex, cpu), ex, batch, i, cpu, drain);
 }
 
 // What is the same for every packet a worker runs: the Run's env, cpu, budget and ctx hooks
@@ -208,6 +229,7 @@ Runtime::PerCpu& Runtime::prime(vm::Executor& ex, uint32_t cpu) {
     pc.ex = &ex;
     pc.ex_serial = ex.serial();
   }
+  pc.entry = pc.bound ? ex.direct(run, pc.bound) : nullptr;  // sets the run's executor hooks
   return pc;
 }
 

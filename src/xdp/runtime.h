@@ -108,17 +108,27 @@ class Runtime {
     std::array<std::atomic<uint64_t>, kNumFaults> faults{};
     const vm::Executor* ex = nullptr;  ///< executor of `bound` (with its serial)
     uint64_t ex_serial = 0;
-    const void* bound = nullptr;  ///< ex->bind(entry program)
-    vm::Run run;                  ///< reused by every packet of this cpu (reset per packet)
+    const void* bound = nullptr;             ///< ex->bind(entry program)
+    vm::Executor::DirectFn entry = nullptr;  ///< ex->direct(run, bound), set by prime()
+    vm::Run run;  ///< reused by every packet of this cpu (reset per packet)
     Buff buff;
   };
   std::unique_ptr<PerCpu[]> cpus_;
   std::mutex sink_mu_;
 
   PerCpu& prime(vm::Executor& ex, uint32_t cpu);
-  RunResult run_slot(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
+  /// kFull: every optional array of `batch` is present (no per-packet null tests). `drain`:
+  /// opts_.perf or opts_.ringbuf is set.
+  template <bool kFull>
+  RunResult run_slot(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu,
+                     bool drain);
+  template <bool kFull>
+  void run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
+                 uint32_t cpu, bool drain);
   /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
-  RunResult finish(device::Batch& batch, uint32_t i, uint32_t cpu, RunResult res, const Buff* b);
+  template <bool kFull>
+  RunResult finish(device::Batch& batch, uint32_t i, uint32_t cpu, RunResult res, const Buff* b,
+                   bool drain);
 };
 
 /// The Runtime of a run, or nullptr (helpers run without one in unit tests).

@@ -109,8 +109,10 @@ void Lowerer::return_if_stopped(Value* r0) {
 
 void Lowerer::run() {
   subs_ = find_subprograms(insns_);
-  access_ = opts_.range_analysis ? analyze_accesses(insns_, subs_, opts_.ctx, opts_.maps)
-                                 : std::vector<AccessInfo>(insns_.size());
+  frame_bytes_.assign(subs_.size(), kStackSize);
+  access_ = opts_.range_analysis
+                ? analyze_accesses(insns_, subs_, opts_.ctx, opts_.maps, &frame_bytes_)
+                : std::vector<AccessInfo>(insns_.size());
   Type* p = llvm::PointerType::getUnqual(c_);
   Type* i64 = b_.getInt64Ty();
   Type* i32 = b_.getInt32Ty();
@@ -180,9 +182,11 @@ void Lowerer::lower_function(size_t index) {
   depth_ = &*args++;
   region_ = &*args++;
   set(10, b_.CreatePtrToInt(fp_, i64));
-  // Each frame starts zeroed, as in the reference interpreter.
-  b_.CreateMemSet(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), fp_, -kStackSize), b_.getInt8(0),
-                  kStackSize, llvm::MaybeAlign(16));
+  // Each frame starts zeroed, as in the reference interpreter: the bytes the code can reach
+  // (the range analysis' frame_bytes; the whole frame without it).
+  if (const uint32_t n = frame_bytes_[index])
+    b_.CreateMemSet(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), fp_, -int64_t(n)), b_.getInt8(0),
+                    n, llvm::MaybeAlign(16));
   ret_bb_ = BasicBlock::Create(c_, "ret", fn_);
   std::vector<bool> lead = block_leaders(insns_, lo_, hi_);
   for (uint32_t pc = lo_; pc < hi_; ++pc)

@@ -285,10 +285,42 @@ void step_alu(State& s, const Insn& i) {
 
 }  // namespace
 
+// Bytes below r10 that instruction `i` (in state `s`) may reach through the stack, or
+// kStackSize when a stack address leaves the analysis (kept in memory, turned into a scalar or
+// an unknown pointer, returned), after which any access or helper may reach any byte.
+int64_t frame_reach(const State& s, const Insn& i, uint32_t pc) {
+  const uint8_t cls = insn_class(i);
+  auto below = [](const Val& v) {
+    return v.lo < -kStackSize ? kStackSize : std::max<int64_t>(0, -v.lo);
+  };
+  if (cls == BPF_ALU || cls == BPF_ALU64) {
+    const bool src_fp = BPF_SRC(i.code) == BPF_X && s.r[i.src_reg].k == K::kFp;
+    if (s.r[i.dst_reg].k != K::kFp && !src_fp) return 0;
+    State t = s;
+    if (BPF_OP(i.code) == BPF_END)
+      t.r[i.dst_reg] = Val{};
+    else if (!variable_packet_add(t, i, pc))
+      step_alu(t, i);
+    return t.r[i.dst_reg].k == K::kFp ? below(t.r[i.dst_reg]) : kStackSize;
+  }
+  if (cls == BPF_STX && s.r[i.src_reg].k == K::kFp) return kStackSize;  // spilled
+  if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(i.code) == BPF_CALL) {
+    int64_t n = 0;  // a callee may read up from each stack argument
+    for (int r = 1; r <= 5; ++r)
+      if (s.r[r].k == K::kFp) n = std::max(n, below(s.r[r]));
+    return n;
+  }
+  if (cls == BPF_JMP && BPF_OP(i.code) == BPF_EXIT && s.r[0].k == K::kFp) return kStackSize;
+  return 0;
+}
+
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
-                                         CtxKind ctx, const std::vector<MapDesc>& maps) {
+                                         CtxKind ctx, const std::vector<MapDesc>& maps,
+                                         std::vector<uint32_t>* frame_bytes) {
   std::vector<AccessInfo> out(insns.size());
+  if (frame_bytes) frame_bytes->assign(subs.size(), 0);
   for (size_t si = 0; si < subs.size(); ++si) {
+    int64_t reach = 0;  // bytes below r10 this subprogram's code may reach
     uint32_t lo = subs[si], hi = subprogram_end(subs, si, insns.size());
     std::vector<std::optional<State>> in(hi - lo);
     State entry;
@@ -386,6 +418,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       bool mem = cls == BPF_LDX || cls == BPF_ST || cls == BPF_STX;
       if (!in[pc - lo] || i.dst_reg >= kNumRegs || i.src_reg >= kNumRegs) continue;
       const State& s = *in[pc - lo];
+      reach = std::max(reach, frame_reach(s, i, pc));
       if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
           i.src_reg == 0 && i.imm == kMapLookupElem) {
         const Val m = s.r[1], key = s.r[2];
@@ -404,6 +437,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       a.kind = AccessKind::kChecked;
       if (base.k == K::kFp && o >= -kStackSize && o + n <= 0) {
         a = AccessInfo{AccessKind::kStack, int32_t(o)};
+        reach = std::max(reach, -o);
       } else if (base.k == K::kPkt && o >= 0 &&
                  (base.hi + i.off + n <= s.pkt_range ||
                   (base.id && base.c + i.off >= 0 && base.c + i.off + n <= base.size)) &&
@@ -417,7 +451,9 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         if (!atomic || (base.lo == base.hi && o % n == 0))
           a = AccessInfo{AccessKind::kMapValue, int32_t(o), base.map};
       }
+      if (a.kind == AccessKind::kChecked) reach = kStackSize;  // may land anywhere in the frame
     }
+    if (frame_bytes) (*frame_bytes)[si] = uint32_t((reach + 15) / 16 * 16);
   }
   return out;
 }

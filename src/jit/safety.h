@@ -43,7 +43,13 @@ struct AccessInfo {
 
 /// Classifies every instruction of `insns`. `subs`: sorted entry pcs of the subprograms
 /// (0 first); `maps`: what ld_imm64 values name (may be empty). Result is indexed by pc.
+/// `frame_bytes` (if given), per subprogram (index as in `subs`): how many bytes below r10
+/// its code may read or hand to a callee or helper, rounded up to 16; the whole frame
+/// (kStackSize) when a stack address escapes the analysis (spilled, made a scalar or an
+/// unknown pointer) or an access is checked at run time. Only these bytes need zeroing at
+/// entry for the program to see the zeroed frame the interpreter gives it.
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
-                                         CtxKind ctx, const std::vector<MapDesc>& maps = {});
+                                         CtxKind ctx, const std::vector<MapDesc>& maps = {},
+                                         std::vector<uint32_t>* frame_bytes = nullptr);
 
 }  // namespace knod::jit

@@ -114,6 +114,40 @@ TEST(JitExecutor, FramesAreSeparateAndCalleeSeesCallerStack) {
   EXPECT_EQ(r.r0, 1000u + 42 + 7);
 }
 
+TEST(JitExecutor, EveryRunSeesAZeroedFrame) {
+  // The frame is zeroed only as deep as the code reaches (jit/safety.h frame_bytes); what an
+  // earlier run (of this program or a deeper one) left there is never seen.
+  vm::Env env;
+  env.helpers = &helpers();
+  vm::Program deep{"deep", isa::assemble("stdw [%r10-8], 9\nstdw [%r10-512], 9\nmov %r0, 0\nexit")};
+  vm::Program reads{"reads", isa::assemble(R"(
+    ldxdw %r0, [%r10-8]
+    ldxdw %r1, [%r10-16]
+    or %r0, %r1
+    stdw [%r10-8], 5
+    stdw [%r10-16], 6
+    exit)")};
+  env.programs = {&deep, &reads};
+  JitExecutor jit;
+  const CompiledProgram& cd = jit.compile(deep, &env);
+  const CompiledProgram& cr = jit.compile(reads, &env);
+  vm::Run run;
+  run.env = &env;
+  uint64_t r0[4];
+  // Back to back from one caller frame: each run's frame is where the last one's was.
+  r0[0] = jit.run_compiled(run, cr, 0, 0);
+  r0[1] = jit.run_compiled(run, cr, 0, 0);
+  r0[2] = jit.run_compiled(run, cd, 0, 0);
+  r0[3] = jit.run_compiled(run, cr, 0, 0);
+  EXPECT_EQ(run.fault, vm::Fault::kNone);
+  EXPECT_EQ(r0[0], 0u);
+  EXPECT_EQ(r0[1], 0u);
+  EXPECT_EQ(r0[2], 0u);
+  EXPECT_EQ(r0[3], 0u);
+  vm::Interpreter interp;
+  EXPECT_EQ(run_on(interp, env, reads).r0, 0u);
+}
+
 TEST(JitExecutor, DeadFrameIsOutOfBounds) {
   // After f returns, its frame (below the caller's) is no longer part of the stack region.
   Result r = both(R"(

@@ -276,5 +276,46 @@ TEST(JitSafety, LoopCounterIsNotAConstant) {
   EXPECT_EQ(a[2].kind, AccessKind::kChecked);  // r2 = r10 - 8k
 }
 
+// Bytes below r10 each subprogram zeroes at entry (the interpreter's zeroed frame, as far as
+// the code can see it).
+struct FrameCase {
+  const char* name;
+  const char* text;
+  std::vector<uint32_t> bytes;  ///< per subprogram
+};
+
+class JitFrameBytes : public ::testing::TestWithParam<FrameCase> {};
+
+TEST_P(JitFrameBytes, AsTheCodeReachesThem) {
+  InsnVec p = isa::assemble(GetParam().text);
+  std::vector<uint32_t> bytes;
+  analyze_accesses(p, find_subprograms(p), CtxKind::kXdp, {}, &bytes);
+  EXPECT_EQ(bytes, GetParam().bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, JitFrameBytes,
+    ::testing::Values(
+        FrameCase{"no_stack", "mov %r0, 2\nexit", {0}},
+        FrameCase{"one_word", "stw [%r10-8], 1\nldxw %r0, [%r10-8]\nexit", {16}},
+        FrameCase{"deepest_access", "ldxb %r0, [%r10-1]\nstdw [%r10-40], 0\nexit", {48}},
+        FrameCase{"whole_frame", "ldxb %r0, [%r10-512]\nexit", {512}},
+        // A helper (or callee) reads up from the pointer it is given.
+        FrameCase{"helper_key", "mov %r2, %r10\nadd %r2, -20\ncall 1\nexit", {32}},
+        // A stack address the analysis loses: kept in memory, truncated to 32 bits, offset by
+        // an unknown amount, or returned.
+        FrameCase{"spilled", "stxdw [%r10-8], %r10\nmov %r0, 0\nexit", {512}},
+        FrameCase{"alu32", "mov32 %r1, %r10\nmov %r0, 0\nexit", {512}},
+        FrameCase{"variable_offset", "mov %r2, %r10\nadd %r2, %r3\ncall 1\nexit", {512}},
+        FrameCase{"returned", "mov %r0, %r10\nexit", {512}},
+        // An access checked at run time may land anywhere in the frame.
+        FrameCase{"checked_access", "ldxw %r0, [%r2+0]\nexit", {512}},
+        // Each subprogram has its own frame; the caller's covers the pointer it passes.
+        FrameCase{"subprograms",
+                  "mov %r1, %r10\nadd %r1, -8\ncall local f\nexit\nf:\nstdw [%r10-16], 0\n"
+                  "mov %r0, 0\nexit",
+                  {16, 16}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 }  // namespace
 }  // namespace knod::jit

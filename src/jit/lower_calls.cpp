@@ -7,7 +7,8 @@
 // knows (MapDesc::values, host JIT only) is inlined as the kernel's array_map_gen_lookup does:
 // index < max_entries ? values + (cpu * cpu_slots + index) * stride : NULL. On a HASH-family
 // map it becomes knod_rt_hash_lookup with the table's arrays and key size as constants, which
-// the linked runtime inlines: jhash and the key compare unrolled for that key size.
+// the linked runtime inlines: jhash and the key compare unrolled for that key size. Either way
+// the key is on the stack or in packet bytes the range analysis proved below data_end.
 #include <llvm/IR/MDBuilder.h>
 
 #include "jit/lower_impl.h"
@@ -70,12 +71,17 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
   return_if_stopped(r0);
 }
 
+// The key of an inlined lookup: on the stack, or the proven packet bytes r2 points at.
+Value* Lowerer::key_ptr(const AccessInfo& a) {
+  return a.packet_key ? b_.CreateIntToPtr(get(2), b_.getPtrTy()) : stack_ptr(a.off);
+}
+
 void Lowerer::lower_array_lookup(const AccessInfo& a) {
   const MapDesc& d = opts_.maps.at(size_t(a.map));
   ++stats_.inlined_lookups;
   llvm::Type* i64 = b_.getInt64Ty();
   Value* idx =
-      b_.CreateZExt(b_.CreateAlignedLoad(b_.getInt32Ty(), stack_ptr(a.off), llvm::Align(1)), i64);
+      b_.CreateZExt(b_.CreateAlignedLoad(b_.getInt32Ty(), key_ptr(a), llvm::Align(1)), i64);
   Value* ok = b_.CreateICmpULT(idx, c64(d.max_entries));
   Value* elem = idx;
   if (d.ncpus > 1) {  // per-CPU: the run's slot (ArrayMap::at returns NULL for a bad cpu)
@@ -102,7 +108,7 @@ void Lowerer::lower_hash_lookup(const AccessInfo& a) {
   auto addr = [&](const void* p) { return c64(reinterpret_cast<uint64_t>(p)); };
   const maps::HashView& h = d.hash;
   set(0, b_.CreateCall(
-             fn, {run_, stack_ptr(a.off), addr(h.head), addr(h.next), addr(h.hash), addr(h.keys),
+             fn, {run_, key_ptr(a), addr(h.head), addr(h.next), addr(h.hash), addr(h.keys),
                   addr(h.values), c64(d.lru_ref), c32(d.key_size), c32(h.value_bytes), c32(h.mask),
                   c64(d.percpu ? d.cpu_block : 0), c32(d.percpu ? d.ncpus : 0)}));
 }

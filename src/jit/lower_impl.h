@@ -52,6 +52,7 @@ class Lowerer {
   void lower_alu(const Insn& i, uint32_t pc);   // lower_alu.cpp
   void lower_jmp(const Insn& i, uint32_t pc);   // lower_jumps.cpp
   void lower_call(const Insn& i, uint32_t pc);  // lower_calls.cpp
+  llvm::Value* key_ptr(const AccessInfo& a);
   void lower_array_lookup(const AccessInfo& a);
   void lower_hash_lookup(const AccessInfo& a);
   void lower_lddw(const Insn& i, uint32_t pc);  // lower_memory.cpp

@@ -422,12 +422,21 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
           i.src_reg == 0 && i.imm == kMapLookupElem) {
         const Val m = s.r[1], key = s.r[2];
-        if (m.k != K::kMapPtr || key.k != K::kFp || key.lo < -kStackSize) continue;
+        if (m.k != K::kMapPtr) continue;
         const MapDesc& d = maps[size_t(m.map)];
-        if (d.values && key.lo + 4 <= 0)
-          out[pc] = AccessInfo{AccessKind::kArrayLookup, int32_t(key.lo), m.map};
-        else if (d.hash.head && key.lo + int64_t(d.key_size) <= 0)
-          out[pc] = AccessInfo{AccessKind::kHashLookup, int32_t(key.lo), m.map};
+        const int64_t n = d.values ? 4 : int64_t(d.key_size);
+        // The key: n bytes on the stack at a constant offset, or n packet bytes proven below
+        // data_end (the kernel's verifier takes both for ARG_PTR_TO_MAP_KEY).
+        const bool on_stack = key.k == K::kFp && key.lo >= -kStackSize && key.lo + n <= 0;
+        const bool in_packet =
+            key.k == K::kPkt && key.lo >= 0 &&
+            (key.hi + n <= s.pkt_range || (key.id && key.c >= 0 && key.c + n <= key.size));
+        if (!on_stack && !in_packet) continue;
+        const AccessKind kind = d.values      ? AccessKind::kArrayLookup
+                                : d.hash.head ? AccessKind::kHashLookup
+                                              : AccessKind::kNone;
+        if (kind != AccessKind::kNone)
+          out[pc] = AccessInfo{kind, on_stack ? int32_t(key.lo) : 0, m.map, in_packet};
         continue;
       }
       if (!mem) continue;

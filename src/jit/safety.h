@@ -31,14 +31,16 @@ enum class AccessKind : uint8_t {
   kCtx,          ///< ctx object at constant byte offset `off` (a load rewritten by ctx_load)
   kMapValue,     ///< proven: inside the value of map `map` (non-NULL after a test)
   kArrayLookup,  ///< a bpf_map_lookup_elem call on map `map` (MapDesc::values set) with the
-                 ///< 4-byte key on the stack at r10 + `off`: may be inlined
+                 ///< 4-byte key on the stack at r10 + `off` or in proven packet bytes at r2
+                 ///< (`packet_key`): may be inlined
   kHashLookup,   ///< the same on a HASH-family map (MapDesc::hash set), key_size bytes of key
 };
 
 struct AccessInfo {
   AccessKind kind = AccessKind::kNone;
-  int32_t off = 0;   ///< kStack, k*Lookup: byte offset from r10 (negative); kCtx: in the ctx
-  int32_t map = -1;  ///< kMapValue, k*Lookup: index into the MapDesc list
+  int32_t off = 0;          ///< kStack, k*Lookup: byte offset from r10 (negative); kCtx: in the ctx
+  int32_t map = -1;         ///< kMapValue, k*Lookup: index into the MapDesc list
+  bool packet_key = false;  ///< k*Lookup: the key is the packet bytes r2 points at, not the stack
 };
 
 /// Classifies every instruction of `insns`. `subs`: sorted entry pcs of the subprograms

@@ -178,5 +178,35 @@ TEST(HashLookupAnalysis, KeyMustLieOnTheStack) {
   EXPECT_EQ(analyze(-520), AccessKind::kNone);  // below the frame
 }
 
+// A key in the packet (e.g. bpf_map_lookup_elem(&m, &iph->daddr)) is inlinable when all its
+// bytes are proven below data_end; the lowering then hashes the packet bytes in place.
+TEST(HashLookupAnalysis, KeyMayLieInProvenPacketBytes) {
+  MapDesc d;
+  d.addr = 0x1000;
+  d.type = kH;
+  d.key_size = 8;
+  d.value_size = 16;
+  d.max_entries = 8;
+  d.values_typed = true;
+  uint32_t head = 0;
+  d.hash.head = &head;
+  auto analyze = [&](int key_off, int checked) {
+    std::string t =
+        "mov %r6, %r1\nldxw %r2, [%r6+0]\nldxw %r3, [%r6+4]\nmov %r4, %r2\n"
+        "add %r4, " +
+        std::to_string(checked) + "\njgt %r4, %r3, out\nadd %r2, " + std::to_string(key_off) +
+        "\nlddw %r1, 0x1000\ncall 1\nout:\nexit";
+    InsnVec p = isa::assemble(t);
+    return analyze_accesses(p, find_subprograms(p), CtxKind::kXdp, {d})[9];
+  };
+  AccessInfo a = analyze(0, 8);
+  EXPECT_EQ(a.kind, AccessKind::kHashLookup);
+  EXPECT_TRUE(a.packet_key);
+  EXPECT_EQ(analyze(26, 34).kind, AccessKind::kHashLookup);  // iph->saddr behind the checks
+  EXPECT_EQ(analyze(0, 4).kind, AccessKind::kNone);          // bytes 4-7 not proven
+  EXPECT_EQ(analyze(30, 34).kind, AccessKind::kNone);        // runs past the checked 34
+  EXPECT_FALSE(analyze(-8, 8).packet_key);                   // before data: not a packet key
+}
+
 }  // namespace
 }  // namespace knod::jit

@@ -31,11 +31,11 @@ uint64_t tail_call(vm::Run& run, uint64_t ctx, uint64_t m, uint64_t index, uint6
   }
   maps::Map* map = run.map_arg(m);
   if (!map) return 0;
-  auto* pa = dynamic_cast<maps::ProgArray*>(map);
-  if (!pa) {
+  if (map->def().type != BPF_MAP_TYPE_PROG_ARRAY) {  // maps::create_map: a ProgArray
     run.fault = vm::Fault::kBadHelper;
     return 0;
   }
+  auto* pa = static_cast<maps::ProgArray*>(map);
   const uint32_t idx = uint32_t(index);
   if (idx >= map->def().max_entries) return 0;
   if (run.tail_calls >= uint32_t(kMaxTailCalls)) return 0;
@@ -72,10 +72,8 @@ uint64_t redirect_map(vm::Run& run, uint64_t m, uint64_t key, uint64_t flags, ui
   uint64_t flag_mask = 0;
   const bool devmap = type == BPF_MAP_TYPE_DEVMAP || type == BPF_MAP_TYPE_DEVMAP_HASH;
   if (devmap) flag_mask = BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS;
-  if (!(devmap ? dynamic_cast<maps::DevMap*>(map) != nullptr
-        : type == BPF_MAP_TYPE_CPUMAP
-            ? dynamic_cast<maps::CpuMap*>(map) != nullptr
-            : type == BPF_MAP_TYPE_XSKMAP && dynamic_cast<maps::XskMap*>(map) != nullptr)) {
+  // maps::create_map makes a DevMap, CpuMap or XskMap for these types.
+  if (!devmap && type != BPF_MAP_TYPE_CPUMAP && type != BPF_MAP_TYPE_XSKMAP) {
     run.fault = vm::Fault::kBadHelper;  // verifier: map type not allowed for redirect_map
     return 0;
   }

@@ -190,6 +190,7 @@ class Column {
       }
     }
     r_.ns = std::fmin(r_.ns, total_ns / (double(n) * b.count));
+    dev_.idle();  // the next column's round starts now: its cores, not this one's polling
   }
 
   /// The fastest round so far, the compile times and the last pass's verdicts.
@@ -239,6 +240,7 @@ class HostLoop {
     pass(all_, n_, wall_ns);  // wakes the workers, as the columns' untimed pass does
     ns1_ = std::fmin(ns1_, pass(one_, kUnits, thread_cpu_ns) / kUnits);
     nsn_ = std::fmin(nsn_, pass(all_, kUnits * n_, wall_ns) / (kUnits * n_));
+    all_.idle();
   }
   /// Units per ns on N workers over units per ns on one (NaN before the first round).
   double scaling() const { return ns1_ / nsn_; }

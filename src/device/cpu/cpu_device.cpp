@@ -42,6 +42,7 @@ struct CpuDevice::Pool {
   std::condition_variable start_cv, done_cv;
   std::atomic<uint64_t> generation{0};  ///< bumped per run; threads wait for a new one
   std::atomic<bool> stop{false};
+  std::atomic<bool> nap{false};  ///< idle(): waiting threads sleep now instead of polling
   // The current job.
   RawFn fn = nullptr;
   void* ctx = nullptr;
@@ -93,7 +94,7 @@ struct CpuDevice::Pool {
     uint64_t seen = 0;
     for (;;) {
       for (int i = 0; i < kSpin && generation.load(std::memory_order_acquire) == seen &&
-                      !stop.load(std::memory_order_relaxed);
+                      !stop.load(std::memory_order_relaxed) && !nap.load(std::memory_order_relaxed);
            ++i)
         cpu_relax();
       if (generation.load(std::memory_order_acquire) == seen) {
@@ -137,6 +138,10 @@ CpuDevice::~CpuDevice() {
   for (auto& t : pool_->threads) t.join();
 }
 
+void CpuDevice::idle() {
+  pool_->nap.store(true, std::memory_order_relaxed);
+}
+
 uint32_t CpuDevice::workers() const {
   return pool_->workers;
 }
@@ -172,6 +177,7 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
   }
   const bool helpers = !p.threads.empty();
   if (helpers) {
+    p.nap.store(false, std::memory_order_relaxed);
     const uint64_t gen = p.generation.load(std::memory_order_relaxed) + 1;
     p.join.store((gen & 0xffffffff) << 32, std::memory_order_relaxed);
     {

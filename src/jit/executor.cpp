@@ -17,6 +17,7 @@
 #include "jit/map_desc.h"
 #include "jit/pipeline.h"
 #include "jit/runtime/rt.h"
+#include "maps/map.h"
 
 // Host side of the runtime ABI (rt.h): env static regions (map value pools).
 extern "C" bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool write) {
@@ -55,6 +56,12 @@ const CompiledProgram& tail_target(JitExecutor& ex, const knod::vm::Program& pro
 
 }  // namespace
 }  // namespace knod::jit
+
+// Host side of an inlined lookup on a map the JIT does not walk itself (jit/safety.h
+// kMapLookup): what bpf_map_lookup_elem does once the map and key pointers are validated.
+extern "C" uint64_t knod_host_map_lookup(knod::vm::Run* run, uint64_t map, const void* key) {
+  return reinterpret_cast<uint64_t>(reinterpret_cast<knod::maps::Map*>(map)->lookup(key, run->cpu));
+}
 
 // Host side of knod_rt_tail_call: the target's body replaces the current frame.
 extern "C" uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* fp, uint32_t depth,
@@ -155,6 +162,8 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
   auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
   host[impl_->jit->mangleAndIntern("knod_host_static_ok")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_static_ok), flags};
+  host[impl_->jit->mangleAndIntern("knod_host_map_lookup")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&knod_host_map_lookup), flags};
   host[impl_->jit->mangleAndIntern("knod_host_tail_call")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_call), flags};
   // Inlined hash lookups compare keys with memcmp (expanded inline from -O1 for small keys).

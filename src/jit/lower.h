@@ -62,6 +62,10 @@ struct MapDesc {
   maps::HashView hash{};
   uint64_t lru_ref = 0, cpu_block = 0;
   bool percpu = false;
+  /// The map object lives in this process (a host executor): a lookup that is not inlined,
+  /// with a proven key, may call its maps::Map::lookup directly (knod_host_map_lookup)
+  /// instead of the helper, which would validate the map and key pointers first.
+  bool host = false;
 };
 
 struct LowerOptions {

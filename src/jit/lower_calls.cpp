@@ -50,6 +50,8 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     return lower_array_lookup(access_[pc]);
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kHashLookup)
     return lower_hash_lookup(access_[pc]);
+  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kMapLookup)
+    return lower_map_lookup(access_[pc]);
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
@@ -111,6 +113,17 @@ void Lowerer::lower_hash_lookup(const AccessInfo& a) {
              fn, {run_, key_ptr(a), addr(h.head), addr(h.next), addr(h.hash), addr(h.keys),
                   addr(h.values), c64(d.lru_ref), c32(d.key_size), c32(h.value_bytes), c32(h.mask),
                   c64(d.percpu ? d.cpu_block : 0), c32(d.percpu ? d.ncpus : 0)}));
+}
+
+// Any other map of this process with a proven key (e.g. LPM_TRIE): its lookup, called directly
+// (what the helper does after validating the map and key pointers).
+void Lowerer::lower_map_lookup(const AccessInfo& a) {
+  const MapDesc& d = opts_.maps.at(size_t(a.map));
+  auto fn = m_.getOrInsertFunction(
+      "knod_host_map_lookup",
+      llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getPtrTy()},
+                              false));
+  set(0, b_.CreateCall(fn, {run_, c64(d.addr), key_ptr(a)}));
 }
 
 }  // namespace knod::jit

@@ -39,6 +39,7 @@ std::vector<MapDesc> describe_maps(const vm::Env& env, bool inline_arrays) {
     d.max_entries = def.max_entries;
     d.values_typed = values_typed(def.type);
     d.readonly = m->prog_readonly();
+    d.host = inline_arrays;
     if (auto* a = dynamic_cast<maps::ArrayMap*>(m.get())) {
       if (def.type == BPF_MAP_TYPE_ARRAY) d.value0 = reinterpret_cast<uint64_t>(a->at(0));
       if (inline_arrays) {

@@ -14,7 +14,8 @@ namespace knod::jit {
 /// LPM_TRIE, as kernel/bpf/verifier.c types them PTR_TO_MAP_VALUE_OR_NULL. With `inline_arrays`
 /// (a host executor: the addresses are this process's), ARRAY and PERCPU_ARRAY maps also get
 /// their storage layout (MapDesc::values) and the HASH family its table (MapDesc::hash), so
-/// that lookups can be inlined.
+/// that lookups can be inlined, and every map is marked MapDesc::host (its lookup may be called
+/// directly).
 std::vector<MapDesc> describe_maps(const vm::Env& env, bool inline_arrays);
 
 }  // namespace knod::jit

@@ -434,6 +434,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         if (!on_stack && !in_packet) continue;
         const AccessKind kind = d.values      ? AccessKind::kArrayLookup
                                 : d.hash.head ? AccessKind::kHashLookup
+                                : d.host      ? AccessKind::kMapLookup
                                               : AccessKind::kNone;
         if (kind != AccessKind::kNone)
           out[pc] = AccessInfo{kind, on_stack ? int32_t(key.lo) : 0, m.map, in_packet};

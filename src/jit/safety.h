@@ -34,6 +34,8 @@ enum class AccessKind : uint8_t {
                  ///< 4-byte key on the stack at r10 + `off` or in proven packet bytes at r2
                  ///< (`packet_key`): may be inlined
   kHashLookup,   ///< the same on a HASH-family map (MapDesc::hash set), key_size bytes of key
+  kMapLookup,    ///< the same on another map of this process (MapDesc::host): its lookup is
+                 ///< called directly
 };
 
 struct AccessInfo {

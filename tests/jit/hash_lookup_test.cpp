@@ -15,6 +15,7 @@
 #include "jit/safety.h"
 #include "lookup_helper.h"
 #include "maps/hash.h"
+#include "maps/lpm_trie.h"
 #include "vm/interp.h"
 #include "vm/prepare.h"
 
@@ -206,6 +207,55 @@ TEST(HashLookupAnalysis, KeyMayLieInProvenPacketBytes) {
   EXPECT_EQ(analyze(0, 4).kind, AccessKind::kNone);          // bytes 4-7 not proven
   EXPECT_EQ(analyze(30, 34).kind, AccessKind::kNone);        // runs past the checked 34
   EXPECT_FALSE(analyze(-8, 8).packet_key);                   // before data: not a packet key
+}
+
+// A map the JIT does not walk (LPM_TRIE) with a proven key: its lookup is called directly,
+// with the interpreter's results (longest prefix, misses) on every key.
+TEST(MapLookupDirect, LpmTrieAgreesWithInterpreter) {
+  vm::Env env;
+  auto lpm = std::make_shared<maps::LpmTrieMap>(
+      "lpm", maps::MapDef{BPF_MAP_TYPE_LPM_TRIE, 8, 8, 16, BPF_F_NO_PREALLOC, -1});
+  env.maps.push_back(lpm);
+  env.helpers = &lookup_helpers();
+  vm::add_value_regions(env);
+  auto put = [&](uint32_t plen, uint32_t addr_be, uint64_t v) {
+    uint8_t k[8];
+    std::memcpy(k, &plen, 4);
+    std::memcpy(k + 4, &addr_be, 4);
+    ASSERT_EQ(lpm->user_update(k, &v, BPF_ANY), 0);
+  };
+  put(8, 0x0000000a, 8);    // 10.0.0.0/8
+  put(24, 0x0001000a, 24);  // 10.0.1.0/24
+  struct Probe {
+    uint32_t addr_be;
+    uint64_t want;
+  };
+  const Probe probes[] = {{0x0501000a, 24}, {0x0502000a, 8}, {0x0100000b, kMiss}};
+  vm::Interpreter interp;
+  JitExecutor jit;
+  for (const Probe& pr : probes) {
+    std::string t = "lddw %r1, " + std::to_string(reinterpret_cast<uint64_t>(lpm.get())) + "\n";
+    t += "stw [%r10-8], 32\nstw [%r10-4], " + std::to_string(int32_t(pr.addr_be)) + "\n";
+    t += "mov %r2, %r10\nadd %r2, -8\ncall 1\njne %r0, 0, found\nmov %r0, " +
+         std::to_string(kMiss) + "\nexit\nfound:\nldxdw %r0, [%r0+0]\nexit";
+    vm::Program p{"p", isa::assemble(t)};
+    env.programs = {&p};
+    for (vm::Executor* ex :
+         {static_cast<vm::Executor*>(&interp), static_cast<vm::Executor*>(&jit)}) {
+      vm::Run r;
+      r.env = &env;
+      EXPECT_EQ(ex->run(r, p, 0, 0), pr.want) << ex->name() << " " << std::hex << pr.addr_be;
+      EXPECT_EQ(r.fault, vm::Fault::kNone);
+    }
+    // Not inlined (no table walk for LPM) but not the helper either.
+    auto desc = describe_maps(env, true);
+    EXPECT_EQ(analyze_accesses(p.insns, find_subprograms(p.insns), CtxKind::kOpaque, desc)[6].kind,
+              AccessKind::kMapLookup);
+    EXPECT_EQ(analyze_accesses(p.insns, find_subprograms(p.insns), CtxKind::kOpaque,
+                               describe_maps(env, false))[6]
+                  .kind,
+              AccessKind::kNone);  // a GPU's maps: the helper
+  }
 }
 
 }  // namespace

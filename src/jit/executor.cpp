@@ -18,6 +18,7 @@
 #include "jit/pipeline.h"
 #include "jit/runtime/rt.h"
 #include "maps/map.h"
+#include "vm/tail_call.h"
 
 // Host side of the runtime ABI (rt.h): env static regions (map value pools).
 extern "C" bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool write) {
@@ -61,6 +62,12 @@ const CompiledProgram& tail_target(JitExecutor& ex, const knod::vm::Program& pro
 // kMapLookup): what bpf_map_lookup_elem does once the map and key pointers are validated.
 extern "C" uint64_t knod_host_map_lookup(knod::vm::Run* run, uint64_t map, const void* key) {
   return reinterpret_cast<uint64_t>(reinterpret_cast<knod::maps::Map*>(map)->lookup(key, run->cpu));
+}
+
+// Host side of bpf_tail_call on a PROG_ARRAY the JIT knows (jit/safety.h kTailCall: ctx in r1,
+// the map from its ld_imm64): the helper's work without validating its arguments.
+extern "C" uint64_t knod_host_tail_target(knod::vm::Run* run, uint64_t map, uint64_t index) {
+  return knod::vm::tail_call_to(*run, *reinterpret_cast<const knod::maps::ProgArray*>(map), index);
 }
 
 // Host side of knod_rt_tail_call: the target's body replaces the current frame.
@@ -164,6 +171,8 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_static_ok), flags};
   host[impl_->jit->mangleAndIntern("knod_host_map_lookup")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_map_lookup), flags};
+  host[impl_->jit->mangleAndIntern("knod_host_tail_target")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_target), flags};
   host[impl_->jit->mangleAndIntern("knod_host_tail_call")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_call), flags};
   // Inlined hash lookups compare keys with memcmp (expanded inline from -O1 for small keys).

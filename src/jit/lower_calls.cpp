@@ -52,6 +52,15 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     return lower_hash_lookup(access_[pc]);
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kMapLookup)
     return lower_map_lookup(access_[pc]);
+  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kTailCall) {
+    auto fn = m_.getOrInsertFunction(
+        "knod_host_tail_target",
+        llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()},
+                                false));
+    Value* r0 = b_.CreateCall(fn, {run_, c64(opts_.maps.at(size_t(access_[pc].map)).addr), get(3)});
+    set(0, r0);
+    return after_helper(r0);
+  }
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});

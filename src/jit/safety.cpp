@@ -45,6 +45,9 @@ struct Val {
 struct State {
   Val r[kNumRegs];
   int64_t pkt_range = 0;  ///< data + pkt_range <= data_end holds
+  /// A stack address became unknown at a join on some path here (the frame bytes it reaches
+  /// are no longer known: frame_reach).
+  bool fp_lost = false;
   bool operator==(const State&) const = default;
 };
 
@@ -106,7 +109,11 @@ Val join(const Val& a, const Val& b, bool widen) {
 
 State join(const State& a, const State& b, bool widen) {
   State s;
-  for (int i = 0; i < kNumRegs; ++i) s.r[i] = join(a.r[i], b.r[i], widen);
+  s.fp_lost = a.fp_lost || b.fp_lost;
+  for (int i = 0; i < kNumRegs; ++i) {
+    s.r[i] = join(a.r[i], b.r[i], widen);
+    if ((a.r[i].k == K::kFp || b.r[i].k == K::kFp) && s.r[i].k != K::kFp) s.fp_lost = true;
+  }
   s.pkt_range = std::min(a.pkt_range, b.pkt_range);
   return s;
 }
@@ -225,6 +232,7 @@ Val imm64_value(uint64_t v, const std::vector<MapDesc>& maps) {
 }
 
 constexpr int32_t kMapLookupElem = 1;  // BPF_FUNC_map_lookup_elem
+constexpr int32_t kTailCall = 12;      // BPF_FUNC_tail_call
 
 // dst (a packet pointer) += a scalar of unknown exact value: a new variable base.
 bool variable_packet_add(State& s, const Insn& i, uint32_t pc) {
@@ -287,8 +295,12 @@ void step_alu(State& s, const Insn& i) {
 
 // Bytes below r10 that instruction `i` (in state `s`) may reach through the stack, or
 // kStackSize when a stack address leaves the analysis (kept in memory, turned into a scalar or
-// an unknown pointer, returned), after which any access or helper may reach any byte.
+// an unknown pointer, lost at a join, returned), after which any access or helper may reach
+// any byte. Helpers read up from a stack pointer (a size argument); bpf-to-bpf calls and
+// callbacks may read anywhere in the frames above theirs, so programs with subprograms zero
+// whole frames (analyze_accesses).
 int64_t frame_reach(const State& s, const Insn& i, uint32_t pc) {
+  if (s.fp_lost) return kStackSize;
   const uint8_t cls = insn_class(i);
   auto below = [](const Val& v) {
     return v.lo < -kStackSize ? kStackSize : std::max<int64_t>(0, -v.lo);
@@ -420,6 +432,14 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       const State& s = *in[pc - lo];
       reach = std::max(reach, frame_reach(s, i, pc));
       if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
+          i.src_reg == 0 && i.imm == kTailCall) {
+        const Val ctx_arg = s.r[1], m = s.r[2];
+        if (ctx_arg.k == K::kCtx && ctx_arg.lo == 0 && ctx_arg.hi == 0 && m.k == K::kMapPtr &&
+            maps[size_t(m.map)].host && maps[size_t(m.map)].type == BPF_MAP_TYPE_PROG_ARRAY)
+          out[pc] = AccessInfo{AccessKind::kTailCall, 0, m.map};
+        continue;
+      }
+      if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
           i.src_reg == 0 && i.imm == kMapLookupElem) {
         const Val m = s.r[1], key = s.r[2];
         if (m.k != K::kMapPtr) continue;
@@ -465,6 +485,10 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
     }
     if (frame_bytes) (*frame_bytes)[si] = uint32_t((reach + 15) / 16 * 16);
   }
+  // A callee (or callback) reaches its callers' frames through the stack region (r10 plus a
+  // positive offset, a pointer argument minus an offset), which no single function's analysis
+  // bounds: with subprograms every frame is zeroed whole, as the interpreter does.
+  if (frame_bytes && subs.size() > 1) frame_bytes->assign(subs.size(), uint32_t(kStackSize));
   return out;
 }
 

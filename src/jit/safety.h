@@ -36,6 +36,8 @@ enum class AccessKind : uint8_t {
   kHashLookup,   ///< the same on a HASH-family map (MapDesc::hash set), key_size bytes of key
   kMapLookup,    ///< the same on another map of this process (MapDesc::host): its lookup is
                  ///< called directly
+  kTailCall,     ///< a bpf_tail_call with the ctx in r1 and PROG_ARRAY map `map` of this
+                 ///< process (MapDesc::host) in r2: its slot is read directly
 };
 
 struct AccessInfo {
@@ -48,9 +50,10 @@ struct AccessInfo {
 /// Classifies every instruction of `insns`. `subs`: sorted entry pcs of the subprograms
 /// (0 first); `maps`: what ld_imm64 values name (may be empty). Result is indexed by pc.
 /// `frame_bytes` (if given), per subprogram (index as in `subs`): how many bytes below r10
-/// its code may read or hand to a callee or helper, rounded up to 16; the whole frame
-/// (kStackSize) when a stack address escapes the analysis (spilled, made a scalar or an
-/// unknown pointer) or an access is checked at run time. Only these bytes need zeroing at
+/// its code may read or hand to a helper, rounded up to 16; the whole frame (kStackSize) when
+/// a stack address escapes the analysis (spilled, made a scalar or an unknown pointer, lost
+/// at a join), an access is checked at run time, or the program has subprograms (callees and
+/// callbacks may reach their callers' frames). Only these bytes need zeroing at
 /// entry for the program to see the zeroed frame the interpreter gives it.
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
                                          CtxKind ctx, const std::vector<MapDesc>& maps = {},

@@ -14,6 +14,7 @@
 #include "maps/devmap.h"
 #include "maps/prog_array.h"
 #include "maps/xskmap.h"
+#include "vm/tail_call.h"
 #include "xdp/buff.h"
 #include "xdp/helpers.h"
 
@@ -35,16 +36,7 @@ uint64_t tail_call(vm::Run& run, uint64_t ctx, uint64_t m, uint64_t index, uint6
     run.fault = vm::Fault::kBadHelper;
     return 0;
   }
-  auto* pa = static_cast<maps::ProgArray*>(map);
-  const uint32_t idx = uint32_t(index);
-  if (idx >= map->def().max_entries) return 0;
-  if (run.tail_calls >= uint32_t(kMaxTailCalls)) return 0;
-  const int64_t prog = pa->get(idx);
-  if (prog < 0 || !run.env || uint64_t(prog) >= run.env->programs.size() ||
-      !run.env->programs[prog])
-    return 0;
-  run.tail_target = run.env->programs[prog];
-  return 0;
+  return vm::tail_call_to(run, *static_cast<maps::ProgArray*>(map), index);
 }
 
 // bpf_redirect(ifindex, flags): XDP_REDIRECT to a device; any flag → XDP_ABORTED.

@@ -148,6 +148,36 @@ TEST(JitExecutor, EveryRunSeesAZeroedFrame) {
   EXPECT_EQ(run_on(interp, env, reads).r0, 0u);
 }
 
+TEST(JitExecutor, ACalleeSeesItsCallersZeroedFrame) {
+  // A callee reads its caller's frame through its own r10 (checked, inside the stack region):
+  // the caller's frame is zeroed whole, so no run sees what the last one stored there.
+  vm::Env env;
+  env.helpers = &helpers();
+  vm::Program p{"p", isa::assemble(R"(
+    call local f
+    exit
+  f:
+    mov %r1, %r10
+    add %r1, 496
+    ldxdw %r0, [%r1+0]
+    mov %r2, 42
+    stxdw [%r1+0], %r2
+    exit)")};
+  env.programs = {&p};
+  JitExecutor jit;
+  const CompiledProgram& cp = jit.compile(p, &env);
+  vm::Run run;
+  run.env = &env;
+  uint64_t r0[3];
+  for (uint64_t& r : r0) r = jit.run_compiled(run, cp, 0, 0);
+  EXPECT_EQ(run.fault, vm::Fault::kNone);
+  EXPECT_EQ(r0[0], 0u);
+  EXPECT_EQ(r0[1], 0u);
+  EXPECT_EQ(r0[2], 0u);
+  vm::Interpreter interp;
+  EXPECT_EQ(run_on(interp, env, p).r0, 0u);
+}
+
 TEST(JitExecutor, DeadFrameIsOutOfBounds) {
   // After f returns, its frame (below the caller's) is no longer part of the stack region.
   Result r = both(R"(

@@ -3,6 +3,7 @@
 #include "jit/safety.h"
 
 #include <gtest/gtest.h>
+#include <linux/bpf.h>
 
 #include "isa/asm.h"
 #include "jit/cfg.h"
@@ -276,6 +277,31 @@ TEST(JitSafety, LoopCounterIsNotAConstant) {
   EXPECT_EQ(a[2].kind, AccessKind::kChecked);  // r2 = r10 - 8k
 }
 
+// bpf_tail_call reads the PROG_ARRAY slot directly when r1 is the ctx and r2 a PROG_ARRAY of
+// this process; anything else stays the helper (which checks its arguments).
+TEST(JitSafety, TailCallWithCtxAndKnownProgArray) {
+  MapDesc d;
+  d.addr = 0x2000;
+  d.type = BPF_MAP_TYPE_PROG_ARRAY;
+  d.key_size = d.value_size = 4;
+  d.max_entries = 4;
+  d.host = true;
+  auto kind = [&](const char* r1, const MapDesc& m) {
+    std::string t = std::string("mov %r6, %r1\nlddw %r2, 0x2000\nmov %r3, 1\nmov %r1, ") + r1 +
+                    "\ncall 12\nmov %r0, 2\nexit";
+    InsnVec p = isa::assemble(t);
+    return analyze_accesses(p, find_subprograms(p), CtxKind::kXdp, {m})[5].kind;
+  };
+  EXPECT_EQ(kind("%r6", d), AccessKind::kTailCall);
+  EXPECT_EQ(kind("%r7", d), AccessKind::kNone);  // r1 not the ctx: the helper faults
+  MapDesc gpu = d;
+  gpu.host = false;
+  EXPECT_EQ(kind("%r6", gpu), AccessKind::kNone);
+  MapDesc array = d;
+  array.type = BPF_MAP_TYPE_ARRAY;
+  EXPECT_EQ(kind("%r6", array), AccessKind::kNone);
+}
+
 // Bytes below r10 each subprogram zeroes at entry (the interpreter's zeroed frame, as far as
 // the code can see it).
 struct FrameCase {
@@ -310,11 +336,17 @@ INSTANTIATE_TEST_SUITE_P(
         FrameCase{"returned", "mov %r0, %r10\nexit", {512}},
         // An access checked at run time may land anywhere in the frame.
         FrameCase{"checked_access", "ldxw %r0, [%r2+0]\nexit", {512}},
-        // Each subprogram has its own frame; the caller's covers the pointer it passes.
+        // A stack pointer that differs by path becomes unknown at the join.
+        FrameCase{"joined_pointer",
+                  "mov %r2, %r10\nadd %r2, -8\njeq %r1, 0, l\nadd %r2, -8\nl:\n"
+                  "call 1\nexit",
+                  {512}},
+        // A callee may read its caller's frame (a pointer argument minus an offset, or its own
+        // r10 plus one): with subprograms, whole frames.
         FrameCase{"subprograms",
-                  "mov %r1, %r10\nadd %r1, -8\ncall local f\nexit\nf:\nstdw [%r10-16], 0\n"
-                  "mov %r0, 0\nexit",
-                  {16, 16}}),
+                  "mov %r1, %r10\nadd %r1, -8\ncall local f\nexit\nf:\nldxdw %r0, [%r1-16]\n"
+                  "exit",
+                  {512, 512}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -67,6 +67,9 @@ bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool w
 /// Supplied by the host target: maps::Map::lookup(key, run->cpu) of the map at `map` (a
 /// MapDesc::host map, key proven by the range analysis); the value's address or 0.
 uint64_t knod_host_map_lookup(knod::vm::Run* run, uint64_t map, const void* key);
+/// Supplied by the host target: bpf_tail_call's work on the PROG_ARRAY at `map` (sets
+/// run->tail_target, vm/tail_call.h); returns r0 (0).
+uint64_t knod_host_tail_target(knod::vm::Run* run, uint64_t map, uint64_t index);
 /// Supplied by the target: runs run.tail_target's body (clearing tail_target) with r1 on the
 /// frame `fp` at `depth` (see knod_rt_tail_call); returns its r0.
 uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* fp, uint32_t depth,

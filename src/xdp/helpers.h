@@ -51,8 +51,7 @@ inline uint64_t neg(int err) {
   return uint64_t(int64_t(-err));
 }
 
-/// The nanosecond clock of the run: run.clock_ns or env.clock_ns when pinned, else
-/// clock_gettime(clk) (CLOCK_MONOTONIC: mono_ns(), xdp/mono_clock.h).
+/// The nanosecond clock of the run: env.clock_ns when pinned, else clock_gettime(clk).
 uint64_t clock_ns(const vm::Run& run, int clk);
 
 }  // namespace knod::xdp

@@ -1,13 +1,11 @@
 // Time, randomness and CPU helpers: bpf_ktime_get_ns (5), bpf_get_prandom_u32 (7),
 // bpf_get_smp_processor_id (8), bpf_jiffies64 (118), bpf_ktime_get_boot_ns (125),
 // bpf_ktime_get_coarse_ns (160), bpf_ktime_get_tai_ns (208). Source: kernel/bpf/helpers.c.
-// CLOCK_MONOTONIC reads go through mono_ns() (the TSC between clock_gettime anchors, as the
-// kernel's ktime_get_mono_fast_ns). With a pinned clock (Run::clock_ns, e.g. the packet's capture
-// time, or Env::clock_ns) every clock reads that value, so runs repeat.
+// With a pinned clock (Run::clock_ns, e.g. the packet's capture time, or Env::clock_ns) every
+// clock reads that value, so runs repeat.
 #include <time.h>
 
 #include "xdp/helpers.h"
-#include "xdp/mono_clock.h"
 
 namespace knod::xdp {
 
@@ -17,7 +15,6 @@ constexpr uint64_t kHz = 250;
 uint64_t clock_ns(const vm::Run& run, int clk) {
   if (run.clock_ns) return run.clock_ns;
   if (run.env && run.env->clock_ns) return run.env->clock_ns;
-  if (clk == CLOCK_MONOTONIC) return mono_ns();
   timespec ts{};
   clock_gettime(clk, &ts);
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);

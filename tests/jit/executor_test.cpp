@@ -114,6 +114,14 @@ TEST(JitExecutor, FramesAreSeparateAndCalleeSeesCallerStack) {
   EXPECT_EQ(r.r0, 1000u + 42 + 7);
 }
 
+// r0 of each program, run one after the other on `run` from this one caller frame.
+std::vector<uint64_t> back_to_back(JitExecutor& jit, vm::Run& run,
+                                   std::initializer_list<const CompiledProgram*> progs) {
+  std::vector<uint64_t> r0;
+  for (const CompiledProgram* cp : progs) r0.push_back(jit.run_compiled(run, *cp, 0, 0));
+  return r0;
+}
+
 TEST(JitExecutor, EveryRunSeesAZeroedFrame) {
   // The frame is zeroed only as deep as the code reaches (jit/safety.h frame_bytes); what an
   // earlier run (of this program or a deeper one) left there is never seen.
@@ -133,17 +141,9 @@ TEST(JitExecutor, EveryRunSeesAZeroedFrame) {
   const CompiledProgram& cr = jit.compile(reads, &env);
   vm::Run run;
   run.env = &env;
-  uint64_t r0[4];
   // Back to back from one caller frame: each run's frame is where the last one's was.
-  r0[0] = jit.run_compiled(run, cr, 0, 0);
-  r0[1] = jit.run_compiled(run, cr, 0, 0);
-  r0[2] = jit.run_compiled(run, cd, 0, 0);
-  r0[3] = jit.run_compiled(run, cr, 0, 0);
+  EXPECT_EQ(back_to_back(jit, run, {&cr, &cr, &cd, &cr}), (std::vector<uint64_t>{0, 0, 0, 0}));
   EXPECT_EQ(run.fault, vm::Fault::kNone);
-  EXPECT_EQ(r0[0], 0u);
-  EXPECT_EQ(r0[1], 0u);
-  EXPECT_EQ(r0[2], 0u);
-  EXPECT_EQ(r0[3], 0u);
   vm::Interpreter interp;
   EXPECT_EQ(run_on(interp, env, reads).r0, 0u);
 }
@@ -168,12 +168,8 @@ TEST(JitExecutor, ACalleeSeesItsCallersZeroedFrame) {
   const CompiledProgram& cp = jit.compile(p, &env);
   vm::Run run;
   run.env = &env;
-  uint64_t r0[3];
-  for (uint64_t& r : r0) r = jit.run_compiled(run, cp, 0, 0);
+  EXPECT_EQ(back_to_back(jit, run, {&cp, &cp, &cp}), (std::vector<uint64_t>{0, 0, 0}));
   EXPECT_EQ(run.fault, vm::Fault::kNone);
-  EXPECT_EQ(r0[0], 0u);
-  EXPECT_EQ(r0[1], 0u);
-  EXPECT_EQ(r0[2], 0u);
   vm::Interpreter interp;
   EXPECT_EQ(run_on(interp, env, p).r0, 0u);
 }

@@ -154,9 +154,8 @@ TEST(HashLookupLive, LruHitSetsTheReferenceByte) {
   for (uint32_t e = 0; e < kEntries; ++e) EXPECT_EQ(ref[e], 0) << e;
 }
 
-// Analysis: a HASH map with a known table and the whole key on the stack is inlinable; a key
-// reaching above r10, or a map without a table (GPU lowering), is not.
-TEST(HashLookupAnalysis, KeyMustLieOnTheStack) {
+/// A HASH map at ld_imm64 value 0x1000: 8-byte keys, 16-byte values, no table yet.
+MapDesc hash_desc() {
   MapDesc d;
   d.addr = 0x1000;
   d.type = kH;
@@ -164,6 +163,13 @@ TEST(HashLookupAnalysis, KeyMustLieOnTheStack) {
   d.value_size = 16;
   d.max_entries = 8;
   d.values_typed = true;
+  return d;
+}
+
+// Analysis: a HASH map with a known table and the whole key on the stack is inlinable; a key
+// reaching above r10, or a map without a table (GPU lowering), is not.
+TEST(HashLookupAnalysis, KeyMustLieOnTheStack) {
+  MapDesc d = hash_desc();
   auto analyze = [&](int off) {
     std::string t =
         "lddw %r1, 0x1000\nmov %r2, %r10\nadd %r2, " + std::to_string(off) + "\ncall 1\nexit";
@@ -182,13 +188,7 @@ TEST(HashLookupAnalysis, KeyMustLieOnTheStack) {
 // A key in the packet (e.g. bpf_map_lookup_elem(&m, &iph->daddr)) is inlinable when all its
 // bytes are proven below data_end; the lowering then hashes the packet bytes in place.
 TEST(HashLookupAnalysis, KeyMayLieInProvenPacketBytes) {
-  MapDesc d;
-  d.addr = 0x1000;
-  d.type = kH;
-  d.key_size = 8;
-  d.value_size = 16;
-  d.max_entries = 8;
-  d.values_typed = true;
+  MapDesc d = hash_desc();
   uint32_t head = 0;
   d.hash.head = &head;
   auto analyze = [&](int key_off, int checked) {

@@ -52,15 +52,8 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     return lower_hash_lookup(access_[pc]);
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kMapLookup)
     return lower_map_lookup(access_[pc]);
-  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kTailCall) {
-    auto fn = m_.getOrInsertFunction(
-        "knod_host_tail_target",
-        llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()},
-                                false));
-    Value* r0 = b_.CreateCall(fn, {run_, c64(opts_.maps.at(size_t(access_[pc].map)).addr), get(3)});
-    set(0, r0);
-    return after_helper(r0);
-  }
+  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kTailCall)
+    return lower_tail_call(access_[pc]);
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
@@ -122,6 +115,18 @@ void Lowerer::lower_hash_lookup(const AccessInfo& a) {
              fn, {run_, key_ptr(a), addr(h.head), addr(h.next), addr(h.hash), addr(h.keys),
                   addr(h.values), c64(d.lru_ref), c32(d.key_size), c32(h.value_bytes), c32(h.mask),
                   c64(d.percpu ? d.cpu_block : 0), c32(d.percpu ? d.ncpus : 0)}));
+}
+
+// bpf_tail_call on a PROG_ARRAY of this process with the ctx in r1: the slot read by
+// knod_host_tail_target (the helper's work without checking its arguments), then the jump.
+void Lowerer::lower_tail_call(const AccessInfo& a) {
+  auto fn = m_.getOrInsertFunction(
+      "knod_host_tail_target",
+      llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()},
+                              false));
+  Value* r0 = b_.CreateCall(fn, {run_, c64(opts_.maps.at(size_t(a.map)).addr), get(3)});
+  set(0, r0);
+  after_helper(r0);
 }
 
 // Any other map of this process with a proven key (e.g. LPM_TRIE): its lookup, called directly

@@ -231,6 +231,17 @@ Val imm64_value(uint64_t v, const std::vector<MapDesc>& maps) {
   return Val{};
 }
 
+// `n` bytes at base + off lie inside the frame below r10 (a constant offset) or inside the
+// packet bytes proven below data_end (pkt_range, or the variable base's own proven size).
+bool stack_proven(const Val& base, int64_t off, int64_t n) {
+  return base.k == K::kFp && base.lo + off >= -kStackSize && base.lo + off + n <= 0;
+}
+bool packet_proven(const State& s, const Val& base, int64_t off, int64_t n) {
+  return base.k == K::kPkt && base.lo + off >= 0 &&
+         (base.hi + off + n <= s.pkt_range ||
+          (base.id && base.c + off >= 0 && base.c + off + n <= base.size));
+}
+
 constexpr int32_t kMapLookupElem = 1;  // BPF_FUNC_map_lookup_elem
 constexpr int32_t kTailCall = 12;      // BPF_FUNC_tail_call
 
@@ -431,26 +442,23 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       if (!in[pc - lo] || i.dst_reg >= kNumRegs || i.src_reg >= kNumRegs) continue;
       const State& s = *in[pc - lo];
       reach = std::max(reach, frame_reach(s, i, pc));
-      if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
-          i.src_reg == 0 && i.imm == kTailCall) {
+      const bool helper_call = cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL &&
+                               BPF_SRC(i.code) == BPF_K && i.src_reg == 0;
+      if (helper_call && i.imm == kTailCall) {
         const Val ctx_arg = s.r[1], m = s.r[2];
         if (ctx_arg.k == K::kCtx && ctx_arg.lo == 0 && ctx_arg.hi == 0 && m.k == K::kMapPtr &&
             maps[size_t(m.map)].host && maps[size_t(m.map)].type == BPF_MAP_TYPE_PROG_ARRAY)
           out[pc] = AccessInfo{AccessKind::kTailCall, 0, m.map};
         continue;
       }
-      if (cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL && BPF_SRC(i.code) == BPF_K &&
-          i.src_reg == 0 && i.imm == kMapLookupElem) {
+      if (helper_call && i.imm == kMapLookupElem) {
         const Val m = s.r[1], key = s.r[2];
         if (m.k != K::kMapPtr) continue;
         const MapDesc& d = maps[size_t(m.map)];
         const int64_t n = d.values ? 4 : int64_t(d.key_size);
         // The key: n bytes on the stack at a constant offset, or n packet bytes proven below
         // data_end (the kernel's verifier takes both for ARG_PTR_TO_MAP_KEY).
-        const bool on_stack = key.k == K::kFp && key.lo >= -kStackSize && key.lo + n <= 0;
-        const bool in_packet =
-            key.k == K::kPkt && key.lo >= 0 &&
-            (key.hi + n <= s.pkt_range || (key.id && key.c >= 0 && key.c + n <= key.size));
+        const bool on_stack = stack_proven(key, 0, n), in_packet = packet_proven(s, key, 0, n);
         if (!on_stack && !in_packet) continue;
         const AccessKind kind = d.values      ? AccessKind::kArrayLookup
                                 : d.hash.head ? AccessKind::kHashLookup
@@ -465,12 +473,10 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       int64_t o = base.lo + i.off, n = size_of(i);
       AccessInfo& a = out[pc];
       a.kind = AccessKind::kChecked;
-      if (base.k == K::kFp && o >= -kStackSize && o + n <= 0) {
+      if (stack_proven(base, i.off, n)) {
         a = AccessInfo{AccessKind::kStack, int32_t(o)};
         reach = std::max(reach, -o);
-      } else if (base.k == K::kPkt && o >= 0 &&
-                 (base.hi + i.off + n <= s.pkt_range ||
-                  (base.id && base.c + i.off >= 0 && base.c + i.off + n <= base.size)) &&
+      } else if (packet_proven(s, base, i.off, n) &&
                  !(cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC)) {
         a.kind = AccessKind::kPacket;
       } else if (base.k == K::kCtx && cls == BPF_LDX && o >= 0 && o + n <= kXdpMdBytes) {

@@ -4,6 +4,7 @@
 #include "device/cpu/cpu_device.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -116,6 +117,29 @@ TEST(CpuDevice, HelpersTakeFromTheBackOfASlice) {
     helped += first1 < 128;
   }
   EXPECT_GE(helped, 1);  // worker 1 needs 0.64 ms for its slice, the caller 1.28 ms for its own
+}
+
+// Worker k > 0 runs on the k-th CPU of the affinity mask (CpuOptions::pin), so the scheduler
+// cannot queue a helper behind the caller on one CPU.
+TEST(CpuDevice, HelpersRunOnTheirOwnCpu) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  std::vector<int> ids;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) ids.push_back(c);
+  if (ids.size() < 2) GTEST_SKIP() << "one CPU in the affinity mask: nothing to pin apart";
+  CpuDevice dev(CpuOptions{3, 1});
+  std::vector<std::vector<int>> seen(3);  // written only by its own worker
+  for (int round = 0; round < 20; ++round)
+    dev.for_chunks(64, 1, [&](uint32_t, uint32_t, uint32_t cpu) {
+      seen[cpu].push_back(sched_getcpu());
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    });
+  for (uint32_t w = 1; w < 3; ++w) {
+    ASSERT_FALSE(seen[w].empty()) << "worker " << w << " never ran";
+    for (int c : seen[w]) EXPECT_EQ(c, ids[w % ids.size()]) << "worker " << w;
+  }
 }
 
 TEST(CpuDevice, ExceptionsReachTheCaller) {

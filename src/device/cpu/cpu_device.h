@@ -27,6 +27,9 @@ using ChunkFn = std::function<void(uint32_t begin, uint32_t end, uint32_t cpu)>;
 struct CpuOptions {
   uint32_t workers = 0;  ///< worker threads (= cpu indexes); 0 = std::thread::hardware_concurrency
   uint32_t chunk = 64;   ///< most packets a worker claims at a time (per-claim setup hoisted)
+  /// Worker k > 0 runs only on the k-th CPU (mod their number) of the constructing thread's
+  /// affinity mask (`taskset` narrows it); worker 0, the calling thread, is not pinned.
+  bool pin = true;
 };
 
 class CpuDevice {
@@ -45,8 +48,8 @@ class CpuDevice {
   /// The calling thread is worker 0 (workers = 1 runs everything inline, no thread hand-off).
   /// [0, count) is cut into one contiguous, chunk-aligned home slice per worker (the same
   /// slots go to the same worker batch after batch, so their cache lines stay put); a worker
-  /// claims its slice in index order, `chunk` packets at a time and fewer (a quarter of what
-  /// is left, at least 8) as the slice drains, then helps with the slices still unclaimed,
+  /// claims its slice in index order, `chunk` packets at a time and fewer (half of what is
+  /// left, at least 8) as the slice drains, then helps with the slices still unclaimed,
   /// taking from their back ends, so that the slots a helper takes are the same ones batch
   /// after batch (a late or descheduled worker delays nobody; the workers finish a few
   /// packets apart). If fn throws, the first

@@ -51,7 +51,7 @@ inline void final(uint32_t& a, uint32_t& b, uint32_t& c) {
 }  // namespace jhash_detail
 
 /// jhash(key, length bytes, initval).
-inline uint32_t jhash(const void* key, uint32_t length, uint32_t initval) {
+[[gnu::always_inline]] inline uint32_t jhash(const void* key, uint32_t length, uint32_t initval) {
   using namespace jhash_detail;
   const uint8_t* k = static_cast<const uint8_t*>(key);
   uint32_t a, b, c;
@@ -111,7 +111,7 @@ inline uint32_t jhash(const void* key, uint32_t length, uint32_t initval) {
 }
 
 /// jhash2(k, length in 32-bit words, initval).
-inline uint32_t jhash2(const void* key, uint32_t words, uint32_t initval) {
+[[gnu::always_inline]] inline uint32_t jhash2(const void* key, uint32_t words, uint32_t initval) {
   using namespace jhash_detail;
   const uint8_t* k = static_cast<const uint8_t*>(key);
   uint32_t a, b, c;
@@ -126,16 +126,22 @@ inline uint32_t jhash2(const void* key, uint32_t words, uint32_t initval) {
     words -= 3;
     k += 12;
   }
-  std::memcpy(w, k, words * 4);
+  // The last 1-3 words one load each, as the kernel's jhash2 reads k[2], k[1], k[0]: a copy of
+  // words * 4 bytes would be a memcpy call of variable size wherever the hash is not inlined.
+  auto word = [k](int i) {
+    uint32_t x;
+    std::memcpy(&x, k + 4 * i, 4);
+    return x;
+  };
   switch (words) {
     case 3:
-      c += w[2];
+      c += word(2);
       [[fallthrough]];
     case 2:
-      b += w[1];
+      b += word(1);
       [[fallthrough]];
     case 1:
-      a += w[0];
+      a += word(0);
       final(a, b, c);
       break;
     default:
@@ -145,7 +151,7 @@ inline uint32_t jhash2(const void* key, uint32_t words, uint32_t initval) {
 }
 
 /// kernel htab_map_hash(): jhash2 for key sizes that are a multiple of 4, else jhash.
-inline uint32_t htab_hash(const void* key, uint32_t key_len, uint32_t seed) {
+[[gnu::always_inline]] inline uint32_t htab_hash(const void* key, uint32_t key_len, uint32_t seed) {
   return (key_len & 3) == 0 ? jhash2(key, key_len / 4, seed) : jhash(key, key_len, seed);
 }
 

@@ -3,12 +3,14 @@
 // LLVM function with a new 512-byte frame below the caller's (the stack Region grows to it), r6-r9
 // being the caller's own allocas (callee-saved by construction). Depth beyond kMaxCallDepth faults
 // kCallDepth. After any call the program returns at once when the run stopped (fault, exit_now,
-// tail call). bpf_map_lookup_elem on an ARRAY / PERCPU_ARRAY map whose storage the lowering
-// knows (MapDesc::values, host JIT only) is inlined as the kernel's array_map_gen_lookup does:
-// index < max_entries ? values + (cpu * cpu_slots + index) * stride : NULL. On a HASH-family
-// map it becomes knod_rt_hash_lookup with the table's arrays and key size as constants, which
-// the linked runtime inlines: jhash and the key compare unrolled for that key size. Either way
-// the key is on the stack or in packet bytes the range analysis proved below data_end.
+// tail call). bpf_xdp_adjust_head / adjust_meta with the ctx in r1 become knod_rt_xdp_adjust,
+// inlined (xdp::Buff's own code, no helper call). bpf_map_lookup_elem on an ARRAY / PERCPU_ARRAY
+// map whose storage the lowering knows (MapDesc::values, host JIT only) is inlined as the kernel's
+// array_map_gen_lookup does: index < max_entries ? values + (cpu * cpu_slots + index) * stride :
+// NULL. On a HASH-family map it becomes knod_rt_hash_lookup with the table's arrays and key size as
+// constants, which the linked runtime inlines: jhash and the key compare unrolled for that key
+// size. Either way the key is on the stack or in packet bytes the range analysis proved below
+// data_end.
 #include <llvm/IR/MDBuilder.h>
 
 #include "jit/lower_impl.h"
@@ -54,6 +56,18 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     return lower_map_lookup(access_[pc]);
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kTailCall)
     return lower_tail_call(access_[pc]);
+  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kXdpAdjust) {
+    Value* r0 = b_.CreateCall(
+        m_.getOrInsertFunction(
+            "knod_rt_xdp_adjust",
+            llvm::FunctionType::get(
+                b_.getInt64Ty(),
+                {b_.getPtrTy(), b_.getInt32Ty(), b_.getInt64Ty(), b_.getInt64Ty(), b_.getInt32Ty()},
+                false)),
+        {run_, c32(uint32_t(i.imm)), get(1), get(2), c32(pc)});
+    set(0, r0);
+    return return_if_stopped(r0);
+  }
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});

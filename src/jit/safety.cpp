@@ -17,13 +17,16 @@ enum class K : uint8_t {
   kCtx,
   kPkt,
   kPktEnd,
+  kPktMeta,  // data_meta + x, x in [lo, hi] (constant offsets only)
   kMapPtr,        // an ld_imm64 naming maps[map]
   kMapValOrNull,  // bpf_map_lookup_elem result: value of maps[map] + lo, or NULL
   kMapVal,        // value of maps[map] (or of several maps: map -1) + x, x in [lo, hi]
 };
 
 // kScalar: unsigned value in [lo, hi]. kFp/kCtx: base + lo (lo == hi). kPkt: data + x with
-// x in [lo, hi] (joins of different constant offsets, bounded variable offsets). kMapValOrNull
+// x in [lo, hi] (joins of different constant offsets, bounded variable offsets). kPktMeta:
+// data_meta + x, proven below data by `meta + x > data` tests (the kernel's
+// PTR_TO_PACKET_META, whose range is against data: check_packet_access). kMapValOrNull
 // carries `id` (1 + pc of its call) so that a NULL test on one copy types all of them.
 // Map values carry the bytes they have (`size`) and whether stores are allowed (`ro`), so
 // that a join of values of two maps (clang merges identical tails) still proves accesses.
@@ -44,7 +47,8 @@ struct Val {
 
 struct State {
   Val r[kNumRegs];
-  int64_t pkt_range = 0;  ///< data + pkt_range <= data_end holds
+  int64_t pkt_range = 0;   ///< data + pkt_range <= data_end holds
+  int64_t meta_range = 0;  ///< data_meta + meta_range <= data holds
   /// A stack address became unknown at a join on some path here (the frame bytes it reaches
   /// are no longer known: frame_reach).
   bool fp_lost = false;
@@ -70,6 +74,7 @@ Val offset(Val v, int64_t dlo, int64_t dhi) {
       if (dlo != dhi || v.lo + dlo > kMaxOff || v.lo + dlo < -kMaxOff) return Val{};
       return Val{v.k, v.lo + dlo, v.lo + dlo};
     case K::kPkt:
+    case K::kPktMeta:
     case K::kMapVal:
       if (v.lo + dlo < -kMaxOff || v.hi + dhi > kMaxOff) return Val{};
       v.lo += dlo;
@@ -96,7 +101,7 @@ Val join(const Val& a, const Val& b, bool widen) {
     return v;
   }
   if (!widen || a.k != b.k || a.map != b.map ||
-      (a.k != K::kPkt && a.k != K::kScalar && a.k != K::kMapVal))
+      (a.k != K::kPkt && a.k != K::kPktMeta && a.k != K::kScalar && a.k != K::kMapVal))
     return Val{};
   Val v{a.k, std::min(a.lo, b.lo), std::max(a.hi, b.hi), a.map};
   if (a.k == K::kPkt && a.id == b.id && a.c == b.c) {  // same base: the range both proved
@@ -115,6 +120,7 @@ State join(const State& a, const State& b, bool widen) {
     if ((a.r[i].k == K::kFp || b.r[i].k == K::kFp) && s.r[i].k != K::kFp) s.fp_lost = true;
   }
   s.pkt_range = std::min(a.pkt_range, b.pkt_range);
+  s.meta_range = std::min(a.meta_range, b.meta_range);
   return s;
 }
 
@@ -173,8 +179,13 @@ void learn(State& s, const Insn& i, bool taken) {
   if (insn_class(i) != BPF_JMP || BPF_SRC(i.code) != BPF_X) return;
   Val a = s.r[i.dst_reg], b = s.r[i.src_reg];
   uint8_t op = BPF_OP(i.code);
-  // Normalise to "pkt REL end".
-  if (a.k == K::kPktEnd && b.k == K::kPkt) {
+  // "ptr REL end": a packet pointer against data_end, or a metadata pointer against data
+  // itself (data + 0, the metadata's end).
+  auto bounds = [](const Val& ptr, const Val& end) {
+    return (ptr.k == K::kPkt && end.k == K::kPktEnd) ||
+           (ptr.k == K::kPktMeta && end.k == K::kPkt && end.lo == 0 && end.hi == 0 && !end.id);
+  };
+  if (bounds(b, a)) {  // normalise "end REL ptr"
     std::swap(a, b);
     switch (op) {
       case BPF_JGT:
@@ -193,10 +204,14 @@ void learn(State& s, const Insn& i, bool taken) {
         return;
     }
   }
-  if (a.k != K::kPkt || b.k != K::kPktEnd) return;
-  // data + x <= end (x >= a.lo) holds on: JGT/JGE fall-through, JLT/JLE taken.
+  if (!bounds(a, b)) return;
+  // ptr + x <= end (x >= a.lo) holds on: JGT/JGE fall-through, JLT/JLE taken.
   bool le =
       ((op == BPF_JGT || op == BPF_JGE) && !taken) || ((op == BPF_JLT || op == BPF_JLE) && taken);
+  if (a.k == K::kPktMeta) {
+    if (le && a.lo > s.meta_range) s.meta_range = a.lo;
+    return;
+  }
   if (le && a.lo > s.pkt_range) s.pkt_range = a.lo;
   if (le && a.id)  // B + c <= data_end: c bytes after B, for every copy of the pointer
     for (Val& r : s.r)
@@ -237,13 +252,17 @@ bool stack_proven(const Val& base, int64_t off, int64_t n) {
   return base.k == K::kFp && base.lo + off >= -kStackSize && base.lo + off + n <= 0;
 }
 bool packet_proven(const State& s, const Val& base, int64_t off, int64_t n) {
+  if (base.k == K::kPktMeta)  // [data_meta, data): inside the packet region too
+    return base.lo + off >= 0 && base.hi + off + n <= s.meta_range;
   return base.k == K::kPkt && base.lo + off >= 0 &&
          (base.hi + off + n <= s.pkt_range ||
           (base.id && base.c + off >= 0 && base.c + off + n <= base.size));
 }
 
-constexpr int32_t kMapLookupElem = 1;  // BPF_FUNC_map_lookup_elem
-constexpr int32_t kTailCall = 12;      // BPF_FUNC_tail_call
+constexpr int32_t kMapLookupElem = 1;   // BPF_FUNC_map_lookup_elem
+constexpr int32_t kTailCall = 12;       // BPF_FUNC_tail_call
+constexpr int32_t kXdpAdjustHead = 44;  // BPF_FUNC_xdp_adjust_head
+constexpr int32_t kXdpAdjustMeta = 54;  // BPF_FUNC_xdp_adjust_meta
 
 // dst (a packet pointer) += a scalar of unknown exact value: a new variable base.
 bool variable_packet_add(State& s, const Insn& i, uint32_t pc) {
@@ -390,6 +409,8 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
             res = Val{K::kPkt, 0, 0};  // xdp_md->data
           else if (o == 4)
             res = Val{K::kPktEnd, 0, 0};  // xdp_md->data_end
+          else if (o == 8)
+            res = Val{K::kPktMeta, 0, 0};  // xdp_md->data_meta
           else
             res = Val{};
         }
@@ -416,8 +437,9 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
                        maps[size_t(map.map)].readonly};
         if (!helper || !keeps_packet(i.imm)) {
           for (int r = 6; r < 10; ++r)
-            if (s.r[r].k == K::kPkt || s.r[r].k == K::kPktEnd) s.r[r] = Val{};
-          s.pkt_range = 0;
+            if (s.r[r].k == K::kPkt || s.r[r].k == K::kPktEnd || s.r[r].k == K::kPktMeta)
+              s.r[r] = Val{};
+          s.pkt_range = s.meta_range = 0;
         }
         flow(pc + 1, s);
       } else if (BPF_OP(i.code) == BPF_EXIT) {
@@ -449,6 +471,12 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         if (ctx_arg.k == K::kCtx && ctx_arg.lo == 0 && ctx_arg.hi == 0 && m.k == K::kMapPtr &&
             maps[size_t(m.map)].host && maps[size_t(m.map)].type == BPF_MAP_TYPE_PROG_ARRAY)
           out[pc] = AccessInfo{AccessKind::kTailCall, 0, m.map};
+        continue;
+      }
+      if (helper_call && (i.imm == kXdpAdjustHead || i.imm == kXdpAdjustMeta)) {
+        const Val ctx_arg = s.r[1];
+        if (ctx_arg.k == K::kCtx && ctx_arg.lo == 0 && ctx_arg.hi == 0)
+          out[pc] = AccessInfo{AccessKind::kXdpAdjust, i.imm};
         continue;
       }
       if (helper_call && i.imm == kMapLookupElem) {

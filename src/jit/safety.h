@@ -38,12 +38,15 @@ enum class AccessKind : uint8_t {
                  ///< called directly
   kTailCall,     ///< a bpf_tail_call with the ctx in r1 and PROG_ARRAY map `map` of this
                  ///< process (MapDesc::host) in r2: its slot is read directly
+  kXdpAdjust,    ///< bpf_xdp_adjust_head or bpf_xdp_adjust_meta (helper id in `off`) with
+                 ///< the ctx in r1: inlined (xdp::Buff::adjust_head / adjust_meta)
 };
 
 struct AccessInfo {
   AccessKind kind = AccessKind::kNone;
-  int32_t off = 0;          ///< kStack, k*Lookup: byte offset from r10 (negative); kCtx: in the ctx
-  int32_t map = -1;         ///< kMapValue, k*Lookup: index into the MapDesc list
+  int32_t off = 0;   ///< kStack, k*Lookup: byte offset from r10 (negative); kCtx: in the ctx;
+                     ///< kXdpAdjust: the helper id
+  int32_t map = -1;  ///< kMapValue, k*Lookup: index into the MapDesc list
   bool packet_key = false;  ///< k*Lookup: the key is the packet bytes r2 points at, not the stack
 };
 

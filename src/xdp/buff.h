@@ -5,6 +5,7 @@
 // tailroom that the program may not grow into.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 
 #include "vm/abi.h"
@@ -49,6 +50,36 @@ struct Buff {
   /// Hooks the buffer into `run`: ctx range and accessors, prog_state, the packet region.
   /// Returns false when the run has no free region.
   bool attach(vm::Run& run);
+  /// bpf_xdp_adjust_head's work (net/core/filter.c): data moves by `offset` bytes within
+  /// [data_hard_start + sizeof(xdp_frame) + metalen, data_end - ETH_HLEN], the metadata with
+  /// it. Returns 0, or -EINVAL (nothing moved). Inline: the JIT runtime (jit/runtime/rt.cpp)
+  /// inlines it into programs whose r1 is proven to be the ctx; the helper calls it too.
+  int64_t adjust_head(vm::Run& run, int32_t offset) {
+    const uint64_t metalen = meta_len();
+    const uint64_t start = data_hard_start + kXdpFrameSize + metalen;
+    const uint64_t moved = data + int64_t(offset);
+    if (int64_t(moved - start) < 0 || int64_t(moved - (data_end - kEthHlen)) > 0) return -EINVAL;
+    if (metalen)
+      __builtin_memmove(reinterpret_cast<void*>(data_meta + int64_t(offset)),
+                        reinterpret_cast<void*>(data_meta), metalen);
+    data_meta += int64_t(offset);
+    data = moved;
+    sync(run);
+    return 0;
+  }
+  /// bpf_xdp_adjust_meta's work: data_meta moves by `offset` bytes within [data_hard_start +
+  /// sizeof(xdp_frame), data]; the metadata length must stay a multiple of 4 and fit
+  /// skb_shared_info.meta_len (u8). Returns 0, -EINVAL or -EACCES (nothing moved).
+  int64_t adjust_meta(vm::Run& run, int32_t offset) {
+    const uint64_t meta = data_meta + int64_t(offset);
+    if (int64_t(meta - (data_hard_start + kXdpFrameSize)) < 0 || int64_t(meta - data) > 0)
+      return -EINVAL;
+    const uint64_t metalen = data - meta;
+    if (metalen % 4 != 0 || metalen > kMaxMetaLen) return -EACCES;
+    data_meta = meta;
+    sync(run);
+    return 0;
+  }
   /// Re-publishes [data_meta, data_end) after a helper moved head, meta or tail.
   void sync(vm::Run& run) const {
     if (packet_region >= 0) run.regions[packet_region] = vm::Region{data_meta, data_end, true};

@@ -10,39 +10,17 @@
 namespace knod::xdp {
 namespace {
 
-// data may move within [data_hard_start + sizeof(xdp_frame) + metalen, data_end - ETH_HLEN];
-// the metadata moves with it.
+// The work is Buff::adjust_head / adjust_meta (xdp/buff.h), shared with the JIT's inlined calls.
 uint64_t xdp_adjust_head(vm::Run& run, uint64_t ctx, uint64_t offset, uint64_t, uint64_t,
                          uint64_t) {
   Buff* b = buff_of(run, ctx);
-  if (!b) return 0;
-  const int64_t off = int32_t(offset);
-  const uint64_t metalen = b->meta_len();
-  const uint64_t data_start = b->data_hard_start + kXdpFrameSize + metalen;
-  const uint64_t data = b->data + off;
-  if (int64_t(data - data_start) < 0 || int64_t(data - (b->data_end - kEthHlen)) > 0)
-    return neg(EINVAL);
-  if (metalen) std::memmove(ptr<void>(b->data_meta + off), ptr<void>(b->data_meta), metalen);
-  b->data_meta += off;
-  b->data = data;
-  b->sync(run);
-  return 0;
+  return b ? uint64_t(b->adjust_head(run, int32_t(offset))) : 0;
 }
 
-// data_meta may move within [data_hard_start + sizeof(xdp_frame), data]; the metadata length
-// must stay a multiple of 4 and fit skb_shared_info.meta_len (u8).
 uint64_t xdp_adjust_meta(vm::Run& run, uint64_t ctx, uint64_t offset, uint64_t, uint64_t,
                          uint64_t) {
   Buff* b = buff_of(run, ctx);
-  if (!b) return 0;
-  const uint64_t meta = b->data_meta + int64_t(int32_t(offset));
-  if (int64_t(meta - (b->data_hard_start + kXdpFrameSize)) < 0 || int64_t(meta - b->data) > 0)
-    return neg(EINVAL);
-  const uint64_t metalen = b->data - meta;
-  if (metalen % 4 != 0 || metalen > kMaxMetaLen) return neg(EACCES);
-  b->data_meta = meta;
-  b->sync(run);
-  return 0;
+  return b ? uint64_t(b->adjust_meta(run, int32_t(offset))) : 0;
 }
 
 // data_end may move within [data + ETH_HLEN, xdp_data_hard_end]; grown bytes are zeroed.

@@ -127,6 +127,57 @@ TEST(JitSafety, HelperCallsForgetPacketBounds) {
   EXPECT_EQ(a[7].kind, AccessKind::kChecked);  // bpf_xdp_adjust_head may move data
 }
 
+// xdp_md->data_meta is a metadata pointer whose bound is data itself (the kernel's
+// PTR_TO_PACKET_META): `meta + 4 > data` proves its first 4 bytes, in either operand order;
+// a comparison with data_end proves nothing about it. bpf_xdp_adjust_meta and adjust_head
+// with the ctx in r1 are kXdpAdjust (inlined) and forget every packet and metadata bound.
+TEST(JitSafety, MetadataBelowDataIsProven) {
+  auto a = analyze(R"(
+    ldxw %r6, [%r1+8]
+    ldxw %r7, [%r1+0]
+    ldxw %r8, [%r1+4]
+    mov %r2, %r6
+    add %r2, 4
+    jgt %r2, %r7, out
+    ldxw %r0, [%r6+0]
+    ldxb %r0, [%r6+4]
+    jlt %r7, %r2, out
+    stw [%r6+0], 1
+    jgt %r2, %r8, out
+    ldxw %r0, [%r6+0]
+    call 54
+    ldxw %r0, [%r6+0]
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[0].kind, AccessKind::kCtx);
+  EXPECT_EQ(a[0].off, 8);
+  EXPECT_EQ(a[6].kind, AccessKind::kPacket);   // meta + 4 <= data
+  EXPECT_EQ(a[7].kind, AccessKind::kChecked);  // byte 4 not covered
+  EXPECT_EQ(a[9].kind, AccessKind::kPacket);   // !(data < meta + 4): the swapped form
+  EXPECT_EQ(a[11].kind, AccessKind::kPacket);  // still proven by the data test
+  EXPECT_EQ(a[12].kind, AccessKind::kXdpAdjust);
+  EXPECT_EQ(a[12].off, 54);
+  EXPECT_EQ(a[13].kind, AccessKind::kChecked);  // adjust_meta moved data_meta
+}
+
+TEST(JitSafety, MetadataAgainstDataEndProvesNothing) {
+  auto a = analyze(R"(
+    ldxw %r6, [%r1+8]
+    ldxw %r8, [%r1+4]
+    mov %r2, %r6
+    add %r2, 4
+    jgt %r2, %r8, out
+    ldxw %r0, [%r6+0]
+    mov %r1, 0
+    call 44
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[5].kind, AccessKind::kChecked);
+  EXPECT_EQ(a[7].kind, AccessKind::kNone);  // r1 is not the ctx: the helper, not inlined
+}
+
 TEST(JitSafety, HelpersThatKeepThePacketKeepBounds) {
   auto a = analyze(R"(
     ldxw %r6, [%r1+0]

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 #include "device/batch.h"
+#include "jit/executor.h"
 #include "loader/object.h"
 #include "vm/interp.h"
 #include "xdp/runtime.h"
@@ -21,7 +23,7 @@ bool dumpable(uint32_t type) {
 
 }  // namespace
 
-Outcome run_knod(const Case& c) {
+Outcome run_knod(const Case& c, bool jit) {
   Outcome o;
   loader::Object obj;
   obj.path = "test";
@@ -67,8 +69,12 @@ Outcome run_knod(const Case& c) {
     b.verdict = &verdict;
     b.redirect = &redirect;
     b.fault = &fault;
-    vm::Interpreter interp;
-    RunResult r = rt.run_packet(interp, b, 0, 0);
+    std::unique_ptr<vm::Executor> ex;
+    if (jit)
+      ex = std::make_unique<jit::JitExecutor>(jit::JitOptions{.ctx = jit::CtxKind::kXdp});
+    else
+      ex = std::make_unique<vm::Interpreter>();
+    RunResult r = rt.run_packet(*ex, b, 0, 0);
     o.retval = r.retval;
     o.fault = r.fault;
     o.data_out.assign(frame + off - mlen, frame + off + len);

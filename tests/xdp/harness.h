@@ -44,7 +44,8 @@ struct Outcome {
   std::map<int, std::map<Bytes, Bytes>> map_dump;  ///< HASH/ARRAY maps, by index
 };
 
-Outcome run_knod(const Case& c);
+/// `jit`: on the CPU JIT (jit::JitExecutor, xdp_md ctx) instead of the reference interpreter.
+Outcome run_knod(const Case& c, bool jit = false);
 Outcome run_kernel(const Case& c);
 /// True when bpf() works; else `why` says why not.
 bool kernel_available(std::string* why);

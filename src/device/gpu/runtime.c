@@ -672,6 +672,12 @@ EXPORT uint64_t knod_rt_helper(run_t* run, int32_t id, uint64_t r1, uint64_t r2,
   return r0;
 }
 
+/* bpf_xdp_adjust_head / adjust_meta with r1 the ctx (jit/safety.h kXdpAdjust): the CPU
+ * runtime inlines xdp::Buff's code; here the helper does the same work. */
+EXPORT uint64_t knod_rt_xdp_adjust(run_t* run, int32_t id, uint64_t r1, uint64_t r2, uint32_t pc) {
+  return knod_rt_helper(run, id, r1, r2, 0, 0, 0, pc);
+}
+
 /* callx (RFC 9669 v4): a helper id calls the helper; BPF_PSEUDO_FUNC values (callbacks)
  * are not supported on GPUs yet and fault. */
 EXPORT uint64_t knod_rt_callx(run_t* run, uint64_t target, uint64_t r1, uint64_t r2, uint64_t r3,

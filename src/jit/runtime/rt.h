@@ -24,6 +24,9 @@ void knod_rt_store_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint64
 /// Direct ctx access at a constant offset (program type known to the lowering). Inlined for
 /// struct xdp_md when run.ctx_fields is the run's xdp::Buff; else run.ctx_load.
 uint64_t knod_rt_ctx_load(knod::vm::Run* run, uint32_t off, uint32_t size, uint32_t pc);
+/// bpf_xdp_adjust_head (id 44) or bpf_xdp_adjust_meta (54) on the run's xdp::Buff when r1 is
+/// its ctx (xdp::Buff::adjust_head / adjust_meta: 0 or -errno); else the helper by id.
+uint64_t knod_rt_xdp_adjust(knod::vm::Run* run, int32_t id, uint64_t r1, uint64_t r2, uint32_t pc);
 /// run.cpu: the per-CPU map slot (inlined PERCPU_ARRAY lookups).
 uint32_t knod_rt_cpu(knod::vm::Run* run);
 /// bpf_map_lookup_elem on a HASH-family maps::HashMap, as HashMap::lookup: the value of

@@ -84,6 +84,12 @@ uint64_t Runtime::verdict_count(uint32_t action) const {
 }
 
 uint64_t Runtime::fault_count(vm::Fault f) const {
+  if (f == vm::Fault::kNone) {  // not counted per packet: every packet minus the faulted ones
+    uint64_t all = 0;
+    for (uint32_t a = 0; a < kNumActions; ++a) all += verdict_count(a);
+    for (uint32_t k = 1; k < kNumFaults; ++k) all -= fault_count(vm::Fault(k));
+    return all;
+  }
   uint64_t n = 0;
   for (uint32_t c = 0; c < opts_.ncpus; ++c) n += cpus_[c].faults[uint32_t(f)].load();
   return n;
@@ -118,7 +124,7 @@ template <bool kFull>
   if (kFull || batch.fault) batch.fault[i] = uint8_t(res.fault);
   if (cpu < opts_.ncpus) {
     bump(cpus_[cpu].verdicts[res.verdict]);
-    bump(cpus_[cpu].faults[uint32_t(res.fault)]);
+    if (res.fault != vm::Fault::kNone) bump(cpus_[cpu].faults[uint32_t(res.fault)]);
   } else {  // a bad cpu index (aborted above): counted on cpu 0, not the hot path
     cpus_[0].verdicts[res.verdict].fetch_add(1);
     cpus_[0].faults[uint32_t(res.fault)].fetch_add(1);

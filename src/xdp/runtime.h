@@ -85,7 +85,8 @@ class Runtime {
   void run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
                    uint32_t cpu);
 
-  /// Packets per verdict (index = enum xdp_action) and per fault (index = vm::Fault).
+  /// Packets per verdict (index = enum xdp_action) and per fault (index = vm::Fault;
+  /// kNone: the packets that did not fault, derived from the others).
   uint64_t verdict_count(uint32_t action) const;
   uint64_t fault_count(vm::Fault f) const;
 

@@ -17,7 +17,8 @@ enum class K : uint8_t {
   kCtx,
   kPkt,
   kPktEnd,
-  kPktMeta,  // data_meta + x, x in [lo, hi] (constant offsets only)
+  kPktMeta,       // data_meta + x, x in [lo, hi] (constant offsets only)
+  kPktOrNull,     // a kPkt (its fields) or NULL: a join of the two (`p = ok ? data + n : NULL`)
   kMapPtr,        // an ld_imm64 naming maps[map]
   kMapValOrNull,  // bpf_map_lookup_elem result: value of maps[map] + lo, or NULL
   kMapVal,        // value of maps[map] (or of several maps: map -1) + x, x in [lo, hi]
@@ -28,6 +29,9 @@ enum class K : uint8_t {
 // data_meta + x, proven below data by `meta + x > data` tests (the kernel's
 // PTR_TO_PACKET_META, whose range is against data: check_packet_access). kMapValOrNull
 // carries `id` (1 + pc of its call) so that a NULL test on one copy types all of them.
+// kPktOrNull: the join of a packet pointer and the constant 0 (a parser's `return NULL`); a
+// NULL test on that register gives back the packet pointer with what was proven about it
+// (packet addresses are never 0). Only the tested register: copies are not linked.
 // Map values carry the bytes they have (`size`) and whether stores are allowed (`ro`), so
 // that a join of values of two maps (clang merges identical tails) still proves accesses.
 // A packet pointer with a variable offset (data + ihl * 4...) gets an `id` (1 + pc of the add
@@ -91,6 +95,25 @@ Val offset(Val v, int64_t dlo, int64_t dhi) {
 
 Val join(const Val& a, const Val& b, bool widen) {
   if (a == b) return a;
+  if (widen) {  // packet pointer or NULL
+    const auto null = [](const Val& v) { return v.k == K::kScalar && v.lo == 0 && v.hi == 0; };
+    const auto same_ptr = [](Val p, Val q) {
+      p.k = q.k = K::kPkt;
+      return p == q;
+    };
+    if ((a.k == K::kPkt || a.k == K::kPktOrNull) &&
+        (null(b) || (b.k == K::kPktOrNull && same_ptr(a, b)))) {
+      Val v = a;
+      v.k = K::kPktOrNull;
+      return v;
+    }
+    if ((b.k == K::kPkt || b.k == K::kPktOrNull) &&
+        (null(a) || (a.k == K::kPktOrNull && same_ptr(a, b)))) {
+      Val v = b;
+      v.k = K::kPktOrNull;
+      return v;
+    }
+  }
   if (a.k == K::kMapVal && b.k == K::kMapVal && (widen || (a.lo == b.lo && a.hi == b.hi))) {
     Val v = a;  // values of two maps (or two offsets): what both allow
     v.lo = std::min(a.lo, b.lo);
@@ -218,6 +241,49 @@ void learn(State& s, const Insn& i, bool taken) {
       if (r.k == K::kPkt && r.id == a.id && r.size < a.c) r.size = a.c;
 }
 
+// `if (rX > K)` and the other unsigned compares with a constant bound a scalar on each edge
+// (the kernel's reg_set_min_max), e.g. an offset read from the packet or the metadata,
+// `if (off > 512) return`, before `data + off`. JMP32 only when the scalar fits in 32 bits.
+void learn_scalar(State& s, const Insn& i, bool taken) {
+  const uint8_t cls = insn_class(i), op = BPF_OP(i.code);
+  if ((cls != BPF_JMP && cls != BPF_JMP32) || BPF_SRC(i.code) != BPF_K) return;
+  Val& v = s.r[i.dst_reg];
+  if (v.k != K::kScalar) return;
+  const int64_t k = cls == BPF_JMP32 ? int64_t(uint32_t(i.imm)) : int64_t(uint64_t(int64_t(i.imm)));
+  if (k < 0 || (cls == BPF_JMP32 && v.hi > int64_t(UINT32_MAX))) return;  // beyond kMaxScalar
+  int64_t lo = v.lo, hi = v.hi;
+  switch (op) {
+    case BPF_JGT:  // taken: v > k
+      taken ? lo = std::max(lo, k + 1) : hi = std::min(hi, k);
+      break;
+    case BPF_JGE:
+      taken ? lo = std::max(lo, k) : hi = std::min(hi, k - 1);
+      break;
+    case BPF_JLT:
+      taken ? hi = std::min(hi, k - 1) : lo = std::max(lo, k);
+      break;
+    case BPF_JLE:
+      taken ? hi = std::min(hi, k) : lo = std::max(lo, k + 1);
+      break;
+    default:
+      return;
+  }
+  if (lo > hi) return;  // an edge never taken: leave it as it is
+  v = scalar(lo, hi);
+}
+
+// False when `if (rX == K)` / `if (rX != K)` (64-bit) cannot go this way: rX is the constant
+// scalar it compares (e.g. a pointer-or-NULL register on its NULL path, tested again).
+bool feasible(const State& s, const Insn& i, bool taken) {
+  const uint8_t op = BPF_OP(i.code);
+  if (insn_class(i) != BPF_JMP || BPF_SRC(i.code) != BPF_K || (op != BPF_JEQ && op != BPF_JNE))
+    return true;
+  const Val& v = s.r[i.dst_reg];
+  if (v.k != K::kScalar || v.lo != v.hi) return true;
+  const bool equal = uint64_t(v.lo) == uint64_t(int64_t(i.imm));
+  return (op == BPF_JEQ ? equal : !equal) == taken;
+}
+
 // `if (rX == 0)` / `if (rX != 0)` on a lookup result: NULL on one edge, a map value on the
 // other, for every copy (same id), as the kernel's mark_ptr_or_null_regs.
 void learn_null(State& s, const Insn& i, bool taken) {
@@ -226,8 +292,17 @@ void learn_null(State& s, const Insn& i, bool taken) {
       (op != BPF_JEQ && op != BPF_JNE))
     return;
   const Val v = s.r[i.dst_reg];
-  if (v.k != K::kMapValOrNull) return;
   bool null = (op == BPF_JEQ) == taken;
+  if (v.k == K::kPktOrNull) {
+    Val& r = s.r[i.dst_reg];
+    if (null) {
+      r = scalar(0, 0);
+    } else {
+      r.k = K::kPkt;
+    }
+    return;
+  }
+  if (v.k != K::kMapValOrNull) return;
   for (Val& r : s.r)
     if (r.k == K::kMapValOrNull && r.id == v.id)
       r = null ? scalar(0, 0) : Val{K::kMapVal, r.lo, r.hi, r.map, 0, r.size, r.ro};
@@ -437,7 +512,8 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
                        maps[size_t(map.map)].readonly};
         if (!helper || !keeps_packet(i.imm)) {
           for (int r = 6; r < 10; ++r)
-            if (s.r[r].k == K::kPkt || s.r[r].k == K::kPktEnd || s.r[r].k == K::kPktMeta)
+            if (s.r[r].k == K::kPkt || s.r[r].k == K::kPktEnd || s.r[r].k == K::kPktMeta ||
+                s.r[r].k == K::kPktOrNull)
               s.r[r] = Val{};
           s.pkt_range = s.meta_range = 0;
         }
@@ -452,8 +528,10 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
           learn(fall, i, false);
           learn_null(taken, i, true);
           learn_null(fall, i, false);
-          flow(*t, taken);
-          flow(pc + 1, fall);
+          learn_scalar(taken, i, true);
+          learn_scalar(fall, i, false);
+          if (feasible(s, i, true)) flow(*t, taken);
+          if (feasible(s, i, false)) flow(pc + 1, fall);
         }
       }
     }

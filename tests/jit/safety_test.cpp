@@ -178,6 +178,36 @@ TEST(JitSafety, MetadataAgainstDataEndProvesNothing) {
   EXPECT_EQ(a[7].kind, AccessKind::kNone);  // r1 is not the ctx: the helper, not inlined
 }
 
+// A parser that returns a bounds-checked header or NULL (`th = ok ? l4 : NULL`): the join of
+// the packet pointer and 0 keeps what was proven about the pointer, and a NULL test gives it
+// back (the kernel verifier explores both paths instead).
+TEST(JitSafety, PacketPointerOrNullAfterANullTest) {
+  auto a = analyze(R"(
+    mov %r7, 0
+    ldxw %r3, [%r1+0]
+    ldxw %r4, [%r1+4]
+    ldxw %r1, [%r10-8]
+    jgt %r1, 512, out
+    add %r3, %r1
+    mov %r1, %r3
+    add %r1, 20
+    jgt %r1, %r4, out
+    mov %r7, %r3
+  out:
+    call 5
+    jeq %r7, 0, null
+    ldxh %r0, [%r7+18]
+    ldxw %r0, [%r7+18]
+    exit
+  null:
+    ldxb %r0, [%r7+0]
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[12].kind, AccessKind::kPacket);   // 18 + 2 <= 20 proven on the non-NULL edge
+  EXPECT_EQ(a[13].kind, AccessKind::kChecked);  // 18 + 4 > 20
+  EXPECT_EQ(a[15].kind, AccessKind::kChecked);  // NULL
+}
+
 TEST(JitSafety, HelpersThatKeepThePacketKeepBounds) {
   auto a = analyze(R"(
     ldxw %r6, [%r1+0]

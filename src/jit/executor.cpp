@@ -19,6 +19,7 @@
 #include "jit/runtime/rt.h"
 #include "maps/map.h"
 #include "vm/tail_call.h"
+#include "xdp/buff.h"
 
 // Host side of the runtime ABI (rt.h): env static regions (map value pools).
 extern "C" bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool write) {
@@ -68,6 +69,13 @@ extern "C" uint64_t knod_host_map_lookup(knod::vm::Run* run, uint64_t map, const
 // the map from its ld_imm64): the helper's work without validating its arguments.
 extern "C" uint64_t knod_host_tail_target(knod::vm::Run* run, uint64_t map, uint64_t index) {
   return knod::vm::tail_call_to(*run, *reinterpret_cast<const knod::maps::ProgArray*>(map), index);
+}
+
+// Host side of knod_rt_xdp_adjust (bpf_xdp_adjust_head / adjust_meta with the ctx in r1).
+extern "C" uint64_t knod_host_xdp_adjust(knod::vm::Run* run, int32_t id, uint64_t offset) {
+  auto* b = static_cast<knod::xdp::Buff*>(const_cast<void*>(run->ctx_fields));
+  return uint64_t(id == 54 ? b->adjust_meta(*run, int32_t(offset))
+                           : b->adjust_head(*run, int32_t(offset)));
 }
 
 // Host side of knod_rt_tail_call: the target's body replaces the current frame.
@@ -173,6 +181,8 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_map_lookup), flags};
   host[impl_->jit->mangleAndIntern("knod_host_tail_target")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_target), flags};
+  host[impl_->jit->mangleAndIntern("knod_host_xdp_adjust")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&knod_host_xdp_adjust), flags};
   host[impl_->jit->mangleAndIntern("knod_host_tail_call")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_call), flags};
   // Inlined hash lookups compare keys with memcmp (expanded inline from -O1 for small keys).

@@ -4,13 +4,13 @@
 // being the caller's own allocas (callee-saved by construction). Depth beyond kMaxCallDepth faults
 // kCallDepth. After any call the program returns at once when the run stopped (fault, exit_now,
 // tail call). bpf_xdp_adjust_head / adjust_meta with the ctx in r1 become knod_rt_xdp_adjust,
-// inlined (xdp::Buff's own code, no helper call). bpf_map_lookup_elem on an ARRAY / PERCPU_ARRAY
-// map whose storage the lowering knows (MapDesc::values, host JIT only) is inlined as the kernel's
-// array_map_gen_lookup does: index < max_entries ? values + (cpu * cpu_slots + index) * stride :
-// NULL. On a HASH-family map it becomes knod_rt_hash_lookup with the table's arrays and key size as
-// constants, which the linked runtime inlines: jhash and the key compare unrolled for that key
-// size. Either way the key is on the stack or in packet bytes the range analysis proved below
-// data_end.
+// a direct call of xdp::Buff's own code (no helper dispatch). bpf_map_lookup_elem on an ARRAY /
+// PERCPU_ARRAY map whose storage the lowering knows (MapDesc::values, host JIT only) is inlined as
+// the kernel's array_map_gen_lookup does: index < max_entries ? values + (cpu * cpu_slots + index)
+// * stride : NULL. On a HASH-family map it becomes knod_rt_hash_lookup with the table's arrays and
+// key size as constants, which the linked runtime inlines: jhash and the key compare unrolled for
+// that key size. Either way the key is on the stack or in packet bytes the range analysis proved
+// below data_end.
 #include <llvm/IR/MDBuilder.h>
 
 #include "jit/lower_impl.h"

@@ -39,7 +39,7 @@ enum class AccessKind : uint8_t {
   kTailCall,     ///< a bpf_tail_call with the ctx in r1 and PROG_ARRAY map `map` of this
                  ///< process (MapDesc::host) in r2: its slot is read directly
   kXdpAdjust,    ///< bpf_xdp_adjust_head or bpf_xdp_adjust_meta (helper id in `off`) with
-                 ///< the ctx in r1: inlined (xdp::Buff::adjust_head / adjust_meta)
+                 ///< the ctx in r1: xdp::Buff::adjust_head / adjust_meta called directly
 };
 
 struct AccessInfo {

@@ -52,8 +52,8 @@ struct Buff {
   bool attach(vm::Run& run);
   /// bpf_xdp_adjust_head's work (net/core/filter.c): data moves by `offset` bytes within
   /// [data_hard_start + sizeof(xdp_frame) + metalen, data_end - ETH_HLEN], the metadata with
-  /// it. Returns 0, or -EINVAL (nothing moved). Inline: the JIT runtime (jit/runtime/rt.cpp)
-  /// inlines it into programs whose r1 is proven to be the ctx; the helper calls it too.
+  /// it. Returns 0, or -EINVAL (nothing moved). The JIT calls it directly (jit/executor.cpp
+  /// knod_host_xdp_adjust) where r1 is proven to be the ctx; the helper calls it too.
   int64_t adjust_head(vm::Run& run, int32_t offset) {
     const uint64_t metalen = meta_len();
     const uint64_t start = data_hard_start + kXdpFrameSize + metalen;

@@ -673,7 +673,7 @@ EXPORT uint64_t knod_rt_helper(run_t* run, int32_t id, uint64_t r1, uint64_t r2,
 }
 
 /* bpf_xdp_adjust_head / adjust_meta with r1 the ctx (jit/safety.h kXdpAdjust): the CPU
- * runtime inlines xdp::Buff's code; here the helper does the same work. */
+ * runtime calls xdp::Buff's code directly; here the helper does the same work. */
 EXPORT uint64_t knod_rt_xdp_adjust(run_t* run, int32_t id, uint64_t r1, uint64_t r2, uint32_t pc) {
   return knod_rt_helper(run, id, r1, r2, 0, 0, 0, pc);
 }

@@ -73,6 +73,9 @@ uint64_t knod_host_map_lookup(knod::vm::Run* run, uint64_t map, const void* key)
 /// Supplied by the host target: bpf_tail_call's work on the PROG_ARRAY at `map` (sets
 /// run->tail_target, vm/tail_call.h); returns r0 (0).
 uint64_t knod_host_tail_target(knod::vm::Run* run, uint64_t map, uint64_t index);
+/// Host side of knod_rt_xdp_adjust: xdp::Buff::adjust_head (id 44) or adjust_meta (54) on the
+/// run's Buff (run.ctx_fields, checked by the caller) by `offset` bytes; 0 or -errno.
+uint64_t knod_host_xdp_adjust(knod::vm::Run* run, int32_t id, uint64_t offset);
 /// Supplied by the target: runs run.tail_target's body (clearing tail_target) with r1 on the
 /// frame `fp` at `depth` (see knod_rt_tail_call); returns its r0.
 uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* fp, uint32_t depth,

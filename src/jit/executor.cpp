@@ -1,5 +1,6 @@
 #include "jit/executor.h"
 
+#include <linux/bpf.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
@@ -74,8 +75,8 @@ extern "C" uint64_t knod_host_tail_target(knod::vm::Run* run, uint64_t map, uint
 // Host side of knod_rt_xdp_adjust (bpf_xdp_adjust_head / adjust_meta with the ctx in r1).
 extern "C" uint64_t knod_host_xdp_adjust(knod::vm::Run* run, int32_t id, uint64_t offset) {
   auto* b = static_cast<knod::xdp::Buff*>(const_cast<void*>(run->ctx_fields));
-  return uint64_t(id == 54 ? b->adjust_meta(*run, int32_t(offset))
-                           : b->adjust_head(*run, int32_t(offset)));
+  return uint64_t(id == BPF_FUNC_xdp_adjust_meta ? b->adjust_meta(*run, int32_t(offset))
+                                                 : b->adjust_head(*run, int32_t(offset)));
 }
 
 // Host side of knod_rt_tail_call: the target's body replaces the current frame.

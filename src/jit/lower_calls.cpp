@@ -56,18 +56,8 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     return lower_map_lookup(access_[pc]);
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kTailCall)
     return lower_tail_call(access_[pc]);
-  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kXdpAdjust) {
-    Value* r0 = b_.CreateCall(
-        m_.getOrInsertFunction(
-            "knod_rt_xdp_adjust",
-            llvm::FunctionType::get(
-                b_.getInt64Ty(),
-                {b_.getPtrTy(), b_.getInt32Ty(), b_.getInt64Ty(), b_.getInt64Ty(), b_.getInt32Ty()},
-                false)),
-        {run_, c32(uint32_t(i.imm)), get(1), get(2), c32(pc)});
-    set(0, r0);
-    return return_if_stopped(r0);
-  }
+  if (i.src_reg == 0 && access_[pc].kind == AccessKind::kXdpAdjust)
+    return lower_xdp_adjust(access_[pc], pc);
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
@@ -141,6 +131,18 @@ void Lowerer::lower_tail_call(const AccessInfo& a) {
   Value* r0 = b_.CreateCall(fn, {run_, c64(opts_.maps.at(size_t(a.map)).addr), get(3)});
   set(0, r0);
   after_helper(r0);
+}
+
+// bpf_xdp_adjust_head / adjust_meta (helper id in a.off) with the ctx in r1: knod_rt_xdp_adjust.
+void Lowerer::lower_xdp_adjust(const AccessInfo& a, uint32_t pc) {
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Type* i64 = b_.getInt64Ty();
+  auto fn = m_.getOrInsertFunction(
+      "knod_rt_xdp_adjust",
+      llvm::FunctionType::get(i64, {b_.getPtrTy(), i32, i64, i64, i32}, false));
+  Value* r0 = b_.CreateCall(fn, {run_, c32(uint32_t(a.off)), get(1), get(2), c32(pc)});
+  set(0, r0);
+  return_if_stopped(r0);
 }
 
 // Any other map of this process with a proven key (e.g. LPM_TRIE): its lookup, called directly

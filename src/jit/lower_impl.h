@@ -54,6 +54,7 @@ class Lowerer {
   void lower_call(const Insn& i, uint32_t pc);  // lower_calls.cpp
   llvm::Value* key_ptr(const AccessInfo& a);
   void lower_tail_call(const AccessInfo& a);
+  void lower_xdp_adjust(const AccessInfo& a, uint32_t pc);
   void lower_map_lookup(const AccessInfo& a);
   void lower_array_lookup(const AccessInfo& a);
   void lower_hash_lookup(const AccessInfo& a);

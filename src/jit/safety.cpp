@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <utility>
 
 #include "jit/cfg.h"
 
@@ -95,23 +96,13 @@ Val offset(Val v, int64_t dlo, int64_t dhi) {
 
 Val join(const Val& a, const Val& b, bool widen) {
   if (a == b) return a;
-  if (widen) {  // packet pointer or NULL
+  if (widen) {  // a packet pointer p joined with NULL, or with p-or-NULL: p-or-NULL
+    const auto ptr = [](const Val& v) { return v.k == K::kPkt || v.k == K::kPktOrNull; };
     const auto null = [](const Val& v) { return v.k == K::kScalar && v.lo == 0 && v.hi == 0; };
-    const auto same_ptr = [](Val p, Val q) {
-      p.k = q.k = K::kPkt;
-      return p == q;
-    };
-    if ((a.k == K::kPkt || a.k == K::kPktOrNull) &&
-        (null(b) || (b.k == K::kPktOrNull && same_ptr(a, b)))) {
-      Val v = a;
+    for (auto [p, q] : {std::pair{a, b}, std::pair{b, a}}) {
+      Val v = p;
       v.k = K::kPktOrNull;
-      return v;
-    }
-    if ((b.k == K::kPkt || b.k == K::kPktOrNull) &&
-        (null(a) || (a.k == K::kPktOrNull && same_ptr(a, b)))) {
-      Val v = b;
-      v.k = K::kPktOrNull;
-      return v;
+      if (ptr(p) && (null(q) || v == q)) return v;
     }
   }
   if (a.k == K::kMapVal && b.k == K::kMapVal && (widen || (a.lo == b.lo && a.hi == b.hi))) {
@@ -293,13 +284,12 @@ void learn_null(State& s, const Insn& i, bool taken) {
     return;
   const Val v = s.r[i.dst_reg];
   bool null = (op == BPF_JEQ) == taken;
-  if (v.k == K::kPktOrNull) {
+  if (v.k == K::kPktOrNull) {  // only the tested register (copies are not linked)
     Val& r = s.r[i.dst_reg];
-    if (null) {
+    if (null)
       r = scalar(0, 0);
-    } else {
+    else
       r.k = K::kPkt;
-    }
     return;
   }
   if (v.k != K::kMapValOrNull) return;

@@ -10,7 +10,7 @@
 namespace knod::xdp {
 namespace {
 
-// The work is Buff::adjust_head / adjust_meta (xdp/buff.h), shared with the JIT's inlined calls.
+// The work is Buff::adjust_head / adjust_meta (xdp/buff.h), which the JIT also calls directly.
 uint64_t xdp_adjust_head(vm::Run& run, uint64_t ctx, uint64_t offset, uint64_t, uint64_t,
                          uint64_t) {
   Buff* b = buff_of(run, ctx);

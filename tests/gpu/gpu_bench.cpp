@@ -3,7 +3,8 @@
 //         contents (text), so the CPU and CUDA outputs can be compared with diff(1);
 //   bench OBJ PROG [MAPS.json] [--sizes 1024,...] [--bytes 64,1500] [--iters N]
 //         CUDA throughput (Mpps) and batch latency (p50/p99, us), device-resident and
-//         end-to-end through pinned host memory; one TSV row per configuration.
+//         end-to-end through pinned host memory; one TSV row per configuration. --cpus N
+//         (default 32768): virtual CPUs, the most lanes a program with per-CPU maps runs on.
 // The CPU side runs xdp::Runtime with the JIT executor (the kernel-checked reference).
 #include <fmt/core.h>
 #include <linux/bpf.h>
@@ -244,12 +245,17 @@ double percentile(std::vector<double> v, double p) {
 }
 
 int cmd_bench(const std::string& obj_path, const std::string& prog, const std::string& maps_json,
-              const std::vector<uint32_t>& sizes, const std::vector<uint32_t>& bytes, int iters) {
+              const std::vector<uint32_t>& sizes, const std::vector<uint32_t>& bytes, int iters,
+              uint32_t cpus) {
+  // Virtual CPUs: a program with per-CPU maps runs one lane per CPU (at most `cpus` lanes),
+  // and its per-CPU maps hold `cpus` slots, copied back after every e2e batch.
   loader::LoadOptions lo;
-  lo.ncpus = 1;
+  lo.ncpus = cpus;
   loader::Object obj = loader::load_object(obj_path, lo);
   if (!maps_json.empty()) preload(obj, maps_json);
-  xdp::Runtime rt(obj, prog, xdp::Options{});
+  xdp::Options xo;
+  xo.ncpus = cpus;
+  xdp::Runtime rt(obj, prog, xo);
   auto d = device::cuda::Device::open("cuda");
   d->load(rt.env(), entry_index(rt), device::cuda::Mode::kXdp);
   fmt::print("program\tbytes\tbatch\tmode\tMpps\tp50_us\tp99_us\n");
@@ -294,6 +300,7 @@ int main(int argc, char** argv) {
       std::string maps_json;
       std::vector<uint32_t> sizes{1024, 16384, 65536, 1048576}, bytes{64, 1500};
       int iters = 50;
+      uint32_t cpus = 32768;
       for (size_t i = 3; i < a.size(); ++i) {
         if (a[i] == "--sizes" && i + 1 < a.size())
           sizes = list(a[++i]);
@@ -301,15 +308,17 @@ int main(int argc, char** argv) {
           bytes = list(a[++i]);
         else if (a[i] == "--iters" && i + 1 < a.size())
           iters = std::stoi(a[++i]);
+        else if (a[i] == "--cpus" && i + 1 < a.size())
+          cpus = uint32_t(std::stoul(a[++i]));
         else
           maps_json = a[i];
       }
-      return cmd_bench(a[1], a[2], maps_json, sizes, bytes, iters);
+      return cmd_bench(a[1], a[2], maps_json, sizes, bytes, iters, cpus);
     }
     fmt::print(stderr,
                "usage: knod_gpu_bench run --device cpu|cuda[:N]|gpusim OBJ PROG PCAP [MAPS.json]\n"
                "       knod_gpu_bench bench OBJ PROG [MAPS.json] [--sizes N,..] [--bytes B,..] "
-               "[--iters N]\n");
+               "[--iters N] [--cpus N]\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "knod_gpu_bench: {}\n", e.what());

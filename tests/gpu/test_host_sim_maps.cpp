@@ -113,5 +113,34 @@ TEST(HostSimMaps, LruHashEvictsWhenFull) {
   EXPECT_EQ(lru.count({100, 0, 0, 0}), 1u);
 }
 
+// Per-CPU lanes (runtime.c run_lanes): with per-CPU maps each virtual CPU is one lane that
+// runs its packets in order, so no two lanes ever write one CPU's slot at once. gpusim runs
+// lanes one after another, so the order the packets ran in (bpf/gpu_percpu.c numbers them
+// with a shared counter) shows the schedule: 6 packets on 2 CPUs run as lane 0 (packets 0, 2,
+// 4) then lane 1 (1, 3, 5); on 8 CPUs every packet has its own lane and they run in order.
+TEST(HostSimMaps, PerCpuMapsRunOneLanePerCpu) {
+  const std::string obj = std::string(KNOD_GPU_FIXTURES) + "/gpu_percpu.o";
+  std::vector<std::vector<uint8_t>> frames(6, std::vector<uint8_t>(14 + 8, 0));
+  struct Want {
+    uint32_t ncpus;
+    std::vector<uint32_t> ran_as, cpu;
+  };
+  for (const Want& w : {Want{2, {0, 3, 1, 4, 2, 5}, {0, 1, 0, 1, 0, 1}},
+                        Want{8, {0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4, 5}}}) {
+    LoadedExample ex(obj, "xdp_gpu_percpu", "", w.ncpus);
+    device::gpu::HostSim sim;
+    SimOutcome got = run_on_device(ex, sim, frames, 6);
+    ASSERT_EQ(got.bytes.size(), 6u);
+    for (size_t i = 0; i < 6; ++i) {
+      uint32_t ran_as, cpu;
+      std::memcpy(&ran_as, got.bytes[i].data() + 14, 4);
+      std::memcpy(&cpu, got.bytes[i].data() + 18, 4);
+      EXPECT_EQ(ran_as, w.ran_as[i]) << "ncpus " << w.ncpus << " packet " << i;
+      EXPECT_EQ(cpu, w.cpu[i]) << "ncpus " << w.ncpus << " packet " << i;
+      EXPECT_EQ(got.verdict[i], uint32_t(XDP_PASS));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace knod::gpu_test

@@ -51,20 +51,21 @@ enum { KNOD_SLOT_EMPTY = 0, KNOD_SLOT_BUSY = 1, KNOD_SLOT_FULL = 2, KNOD_SLOT_DE
  * header. ARRAY/DEVMAP/CPUMAP/XSKMAP/PROG_ARRAY: values[max_entries] (value_stride bytes
  * each; PROG_ARRAY holds uint32_t program index + 1, 0 = empty; DEVMAP/CPUMAP/XSKMAP entries
  * slots end with an 8-byte presence word, nonzero = entry present). PERCPU_ARRAY:
- * values[ncpus][cpu_slots] (the host pool's layout, maps/array.h: cpu_slots >= max_entries). HASH: open addressing over nslots (power of two >= 2 * max_entries):
- * state[nslots], keys[nslots] (key_stride bytes), values[nslots]; insert claims an EMPTY slot with
- * an atomic compare-and-swap (EMPTY → BUSY), writes key and value, then publishes FULL.
- * LRU_HASH and DEVMAP_HASH (read-only on the device) use the HASH layout. LPM_TRIE: the same
- * three arrays with nslots = max_entries, no hashing: lookups scan for the longest prefix. */
+ * values[ncpus][cpu_slots] (the host pool's layout, maps/array.h: cpu_slots >= max_entries). HASH:
+ * open addressing over nslots (power of two >= 2 * max_entries): state[nslots], keys[nslots]
+ * (key_stride bytes), values[nslots]; insert claims an EMPTY slot with an atomic compare-and-swap
+ * (EMPTY → BUSY), writes key and value, then publishes FULL. LRU_HASH and DEVMAP_HASH (read-only on
+ * the device) use the HASH layout. LPM_TRIE: the same three arrays with nslots = max_entries, no
+ * hashing: lookups scan for the longest prefix. */
 struct knod_gpu_map {
   uint32_t type, key_size, value_size, max_entries;
   uint32_t map_flags;
-  uint32_t value_stride;                    /* round_up(value_size, 8) bytes */
-  uint32_t key_stride;                      /* round_up(key_size, 8) bytes */
-  uint32_t ncpus;                           /* per-CPU slots (PERCPU_ARRAY) */
-  uint32_t nslots;                          /* HASH slots */
-  uint32_t count;                           /* HASH live entries (atomic) */
-  uint32_t cpu_slots;                       /* PERCPU_ARRAY value slots per CPU */
+  uint32_t value_stride; /* round_up(value_size, 8) bytes */
+  uint32_t key_stride;   /* round_up(key_size, 8) bytes */
+  uint32_t ncpus;        /* per-CPU slots (PERCPU_ARRAY) */
+  uint32_t nslots;       /* HASH slots */
+  uint32_t count;        /* HASH live entries (atomic) */
+  uint32_t cpu_slots;    /* PERCPU_ARRAY value slots per CPU */
   uint32_t reserved;
   uint64_t state_off, keys_off, values_off; /* bytes from the header */
   uint64_t values_bytes; /* size of the value array (a static region of every run) */
@@ -91,8 +92,14 @@ struct knod_gpu_args {
   uint64_t clock_ns;          /* pinned clock for ktime helpers; 0 = GPU global timer */
   uint64_t seed;              /* bpf_get_prandom_u32 seed */
   uint64_t insn_budget;       /* instructions per run */
-  uint32_t ncpus;             /* lanes share ncpus per-CPU slots: cpu = packet index % ncpus */
+  uint32_t ncpus;             /* virtual CPUs: packet i runs as CPU i % ncpus */
   uint32_t entry;             /* program index of the entry program */
+  uint32_t lanes;             /* threads launched (the one-launch entry's stride) */
+  uint32_t percpu;            /* nonzero: the maps include per-CPU ones, and each virtual CPU
+                                 is one lane that runs its packets in order, so plain
+                                 read-modify-writes of a per-CPU value never overlap (the
+                                 kernel's per-CPU guarantee); the launch needs only
+                                 min(count, ncpus) lanes */
 };
 
 enum {

@@ -136,6 +136,12 @@ uint32_t percpu_slots(const std::vector<std::vector<uint8_t>>& images) {
   return n;
 }
 
+bool has_percpu_map(const std::vector<std::vector<uint8_t>>& images) {
+  for (const auto& img : images)
+    if (map_header(img).type == kPercpuArray) return true;
+  return false;
+}
+
 void write_back_map_image(maps::Map& m, const std::vector<uint8_t>& image) {
   const knod_gpu_map& h = map_header(image);
   if (h.type == kArray || h.type == kPercpuArray) {

@@ -27,6 +27,15 @@ void write_back_map_image(maps::Map& m, const std::vector<uint8_t>& image);
 /// devices run lane i as virtual CPU i % this (bpf_get_smp_processor_id, per-CPU slot).
 uint32_t percpu_slots(const std::vector<std::vector<uint8_t>>& images);
 
+/// Whether `images` hold a per-CPU map: then each virtual CPU runs on one lane, its packets in
+/// order (knod_gpu_args.percpu), and a batch needs only min(count, ncpus) lanes.
+bool has_percpu_map(const std::vector<std::vector<uint8_t>>& images);
+
+/// Lanes to launch for `count` packets (knod_gpu_args.lanes).
+inline uint32_t lanes_for(uint32_t count, uint32_t ncpus, bool percpu) {
+  return percpu && ncpus < count ? ncpus : count;
+}
+
 inline const knod_gpu_map& map_header(const std::vector<uint8_t>& image) {
   return *reinterpret_cast<const knod_gpu_map*>(image.data());
 }

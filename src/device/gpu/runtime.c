@@ -735,10 +735,43 @@ static void run_packet(const struct knod_gpu_args* a, uint32_t i) {
   }
 }
 
-/* One launch per batch: lane i runs packet i. */
+#if defined(__x86_64__)
+/* Host simulation: packet i of the batch in mailbox slot `slot` starts/ends; the host runs
+ * the packets of a persistent session in order (its results are then exactly the CPU's)
+ * while the ring runs concurrently. */
+void knod_sim_lane_begin(uint32_t slot, uint32_t i);
+void knod_sim_lane_end(uint32_t slot, uint32_t i);
+#endif
+
+/* run_packet; `slot` >= 0: a persistent kernel's mailbox slot (the simulation's ordering). */
+static void run_lane_packet(const struct knod_gpu_args* a, uint32_t i, int32_t slot) {
+#if defined(__x86_64__)
+  if (slot >= 0) knod_sim_lane_begin((uint32_t)slot, i);
+  run_packet(a, i);
+  if (slot >= 0) knod_sim_lane_end((uint32_t)slot, i);
+#else
+  (void)slot;
+  run_packet(a, i);
+#endif
+}
+
+/* Lane `first` of `lanes` runs its packets of batch `a`, in packet order. Without per-CPU
+ * maps: packets first, first + lanes, ... With them: the packets of virtual CPUs first,
+ * first + lanes, ... (packet i is CPU i % ncpus), so no two lanes ever share a CPU. */
+static void run_lanes(const struct knod_gpu_args* a, uint32_t first, uint32_t lanes, int32_t slot) {
+  if (!a->percpu) {
+    for (uint64_t i = first; i < a->count; i += lanes) run_lane_packet(a, (uint32_t)i, slot);
+    return;
+  }
+  for (uint64_t base = 0; base < a->count; base += a->ncpus)
+    for (uint64_t c = first; c < a->ncpus && base + c < a->count; c += lanes)
+      run_lane_packet(a, (uint32_t)(base + c), slot);
+}
+
+/* One launch per batch: a->lanes lanes (count, or min(count, ncpus) with per-CPU maps). */
 EXPORT void knod_gpu_entry(const struct knod_gpu_args* a) {
   uint32_t i = global_id();
-  if (i < a->count) run_packet(a, i);
+  if (i < a->lanes) run_lanes(a, i, a->lanes, -1);
 }
 
 /* ---- the persistent entry: a resident grid fed through the mailbox ring (gpu_abi.h) ----- */
@@ -748,10 +781,6 @@ EXPORT void knod_gpu_entry(const struct knod_gpu_args* a) {
 uint32_t knod_sim_block_id(void);
 uint32_t knod_sim_nblocks(void);
 void knod_sim_pause(void);
-/* Packet i of the batch in mailbox slot `slot` starts/ends: the host runs the packets of a
- * session in order (its results are then exactly the CPU's) while the ring runs concurrently. */
-void knod_sim_lane_begin(uint32_t slot, uint32_t i);
-void knod_sim_lane_end(uint32_t slot, uint32_t i);
 #endif
 
 RT uint32_t block_id(void) {
@@ -854,15 +883,7 @@ EXPORT void knod_gpu_persistent(struct knod_gpu_mailbox* mb) {
     if (__atomic_load_n(&s->state, __ATOMIC_RELAXED) == KNOD_MB_EXIT) return;
     fence_system(); /* every thread: the batch the host wrote before READY is visible */
     struct knod_gpu_args a = s->args; /* read once: host memory on a GPU */
-    for (uint32_t i = block_id() * block_dim() + tid; i < a.count; i += lanes) {
-#if defined(__x86_64__)
-      knod_sim_lane_begin(k, i);
-      run_packet(&a, i);
-      knod_sim_lane_end(k, i);
-#else
-      run_packet(&a, i);
-#endif
-    }
+    run_lanes(&a, block_id() * block_dim() + tid, lanes, (int32_t)k);
     block_barrier(); /* the block's results written, the state read by all */
     if (tid == 0) {
       fence_system();

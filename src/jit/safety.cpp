@@ -50,10 +50,19 @@ struct Val {
   bool operator==(const Val&) const = default;
 };
 
+/// An 8-byte stack slot holding a tracked value: a register spilled with `stxdw [r10 + off]`
+/// and filled back with `ldxdw` from the same offset (the kernel's spilled_ptr).
+struct Slot {
+  int32_t off;  ///< below r10, a multiple of 8
+  Val v;
+  bool operator==(const Slot&) const = default;
+};
+
 struct State {
   Val r[kNumRegs];
-  int64_t pkt_range = 0;   ///< data + pkt_range <= data_end holds
-  int64_t meta_range = 0;  ///< data_meta + meta_range <= data holds
+  std::vector<Slot> slots;  ///< sorted by off
+  int64_t pkt_range = 0;    ///< data + pkt_range <= data_end holds
+  int64_t meta_range = 0;   ///< data_meta + meta_range <= data holds
   /// A stack address became unknown at a join on some path here (the frame bytes it reaches
   /// are no longer known: frame_reach).
   bool fp_lost = false;
@@ -129,6 +138,12 @@ Val join(const Val& a, const Val& b, bool widen) {
 State join(const State& a, const State& b, bool widen) {
   State s;
   s.fp_lost = a.fp_lost || b.fp_lost;
+  for (const Slot& x : a.slots)  // slots both paths hold, with what both allow
+    for (const Slot& y : b.slots)
+      if (x.off == y.off) {
+        Val v = join(x.v, y.v, widen);
+        if (v.k != K::kUnknown) s.slots.push_back({x.off, v});
+      }
   for (int i = 0; i < kNumRegs; ++i) {
     s.r[i] = join(a.r[i], b.r[i], widen);
     if ((a.r[i].k == K::kFp || b.r[i].k == K::kFp) && s.r[i].k != K::kFp) s.fp_lost = true;
@@ -293,9 +308,12 @@ void learn_null(State& s, const Insn& i, bool taken) {
     return;
   }
   if (v.k != K::kMapValOrNull) return;
-  for (Val& r : s.r)
+  auto type = [&](Val& r) {
     if (r.k == K::kMapValOrNull && r.id == v.id)
       r = null ? scalar(0, 0) : Val{K::kMapVal, r.lo, r.hi, r.map, 0, r.size, r.ro};
+  };
+  for (Val& r : s.r) type(r);
+  for (Slot& x : s.slots) type(x.v);
 }
 
 // ld_imm64 value `v` (after vm::prepare): a map, a BPF_PSEUDO_MAP_VALUE address, or a scalar.
@@ -322,6 +340,80 @@ bool packet_proven(const State& s, const Val& base, int64_t off, int64_t n) {
   return base.k == K::kPkt && base.lo + off >= 0 &&
          (base.hi + off + n <= s.pkt_range ||
           (base.id && base.c + off >= 0 && base.c + off + n <= base.size));
+}
+
+// ---- stack slots -------------------------------------------------------------------------
+
+// Forgets the slots that bytes [lo, hi) below r10 overlap.
+void clobber(State& s, int64_t lo, int64_t hi) {
+  std::erase_if(s.slots, [&](const Slot& x) { return x.off < hi && x.off + 8 > lo; });
+}
+
+// What a spill may keep: pointers the analysis types (not stack addresses, whose escape
+// frame_reach handles) and bounded scalars.
+bool spillable(const Val& v) {
+  return v.k != K::kUnknown && v.k != K::kFp;
+}
+
+// A store of n bytes at base + off: a spill (8 bytes at a slot's offset) records the value;
+// any other store to the frame forgets what it overlaps; a store the analysis cannot place
+// (checked at run time, so it may land in the frame) forgets every slot.
+void store(State& s, const Insn& i, const Val& base, int64_t n, const Val& value) {
+  if (base.k == K::kFp) {
+    const int64_t o = base.lo + i.off;
+    clobber(s, o, o + n);
+    if (n == 8 && o % 8 == 0 && o >= -kStackSize && o < 0 && spillable(value) &&
+        BPF_MODE(i.code) == BPF_MEM) {
+      Slot x{int32_t(o), value};
+      s.slots.insert(std::lower_bound(s.slots.begin(), s.slots.end(), x,
+                                      [](const Slot& a, const Slot& b) { return a.off < b.off; }),
+                     x);
+    }
+    return;
+  }
+  const bool atomic = BPF_MODE(i.code) == BPF_ATOMIC;
+  const bool placed = (!atomic && packet_proven(s, base, i.off, n)) ||
+                      (base.k == K::kMapVal && base.lo + i.off >= 0 &&
+                       base.hi + i.off + n <= base.size && !base.ro);
+  if (!placed) s.slots.clear();
+}
+
+// A `ldxdw` from a slot gives back the spilled value.
+std::optional<Val> fill(const State& s, const Insn& i, const Val& base) {
+  if (base.k != K::kFp || BPF_MODE(i.code) != BPF_MEM || size_of(i) != 8) return std::nullopt;
+  for (const Slot& x : s.slots)
+    if (x.off == base.lo + i.off) return x.v;
+  return std::nullopt;
+}
+
+// Helpers that write no memory through their arguments: they only read what their pointer
+// arguments name (map_lookup/update/delete_elem, trace_printk, perf_event_output, csum_diff,
+// ringbuf_output, xdp_store_bytes) or take none (ktime_get_ns, get_prandom_u32,
+// get_smp_processor_id, tail_call, redirect, redirect_map; xdp_adjust_head/meta/tail change
+// the packet, which the call's packet rule covers).
+bool writes_no_memory(int32_t id) {
+  switch (id) {
+    case 1:
+    case 2:
+    case 3:
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 12:
+    case 23:
+    case 25:
+    case 28:
+    case 44:
+    case 51:
+    case 54:
+    case 65:
+    case 130:
+    case 190:
+      return true;
+    default:
+      return false;
+  }
 }
 
 constexpr int32_t kMapLookupElem = 1;   // BPF_FUNC_map_lookup_elem
@@ -468,6 +560,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         Val res{};
         unsigned n = size_of(i);
         if (BPF_MODE(i.code) == BPF_MEM && n < 8) res = scalar(0, (int64_t(1) << (8 * n)) - 1);
+        if (auto spilled = fill(s, i, base)) res = *spilled;
         if (base.k == K::kCtx && ctx == CtxKind::kXdp && BPF_MODE(i.code) == BPF_MEM && n == 4) {
           int64_t o = base.lo + i.off;
           if (o == 0)
@@ -482,15 +575,26 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         s.r[i.dst_reg] = res;
         flow(pc + 1, s);
       } else if (cls == BPF_ST || cls == BPF_STX) {
+        const Val value = cls == BPF_STX ? s.r[i.src_reg]
+                          : i.imm >= 0   ? scalar(i.imm, i.imm)
+                                         : Val{};
+        store(s, i, s.r[i.dst_reg], size_of(i), value);
         if (cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC)
           s.r[i.imm == BPF_CMPXCHG ? 0 : i.src_reg] = Val{};
         flow(pc + 1, s);
       } else if (BPF_OP(i.code) == BPF_CALL) {
         const Val map = s.r[1];
-        for (int r = 0; r <= 5; ++r) s.r[r] = Val{};
         bool helper = i.src_reg == 0 && BPF_SRC(i.code) == BPF_K;
+        // Slots survive helpers that write no memory. Any other helper may write the frame
+        // through an argument (a stack pointer, or an address forged from a scalar that a
+        // run-time check lets through), and a bpf-to-bpf call (or callx) may reach the
+        // caller's frame through checked accesses: slots are forgotten.
+        if (!helper || !writes_no_memory(i.imm)) s.slots.clear();
+        for (int r = 0; r <= 5; ++r) s.r[r] = Val{};
         for (int r = 6; r < 10; ++r)  // an older result of this call site (loops)
           if (s.r[r].k == K::kMapValOrNull && s.r[r].id == pc + 1) s.r[r] = Val{};
+        std::erase_if(s.slots,
+                      [&](const Slot& x) { return x.v.k == K::kMapValOrNull && x.v.id == pc + 1; });
         if (helper && i.imm == kMapLookupElem && map.k == K::kMapPtr &&
             maps[size_t(map.map)].values_typed)
           s.r[0] = Val{K::kMapValOrNull,
@@ -501,10 +605,13 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
                        maps[size_t(map.map)].value_size,
                        maps[size_t(map.map)].readonly};
         if (!helper || !keeps_packet(i.imm)) {
+          const auto packet = [](const Val& v) {
+            return v.k == K::kPkt || v.k == K::kPktEnd || v.k == K::kPktMeta ||
+                   v.k == K::kPktOrNull;
+          };
           for (int r = 6; r < 10; ++r)
-            if (s.r[r].k == K::kPkt || s.r[r].k == K::kPktEnd || s.r[r].k == K::kPktMeta ||
-                s.r[r].k == K::kPktOrNull)
-              s.r[r] = Val{};
+            if (packet(s.r[r])) s.r[r] = Val{};
+          std::erase_if(s.slots, [&](const Slot& x) { return packet(x.v); });
           s.pkt_range = s.meta_range = 0;
         }
         flow(pc + 1, s);

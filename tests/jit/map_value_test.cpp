@@ -70,6 +70,29 @@ TEST(JitMapValue, AccessesAfterTheNullTestAreProvenInsideTheValue) {
   EXPECT_EQ(a[5].kind, AccessKind::kNone);       // a call to a HASH map: not inlinable
 }
 
+// A lookup result spilled before its NULL test: the test types the spilled copy too (same
+// id, as the kernel's mark_ptr_or_null_regs does for stack slots); where the NULL path joins,
+// the slot holds nothing the analysis can use.
+TEST(JitMapValue, TheNullTestTypesASpilledCopy) {
+  auto a = analyze(R"(
+    lddw %r1, 0x1000
+    mov %r2, %r10
+    add %r2, -4
+    stw [%r10-4], 0
+    call 1
+    stxdw [%r10-16], %r0
+    jeq %r0, 0, out
+    ldxdw %r6, [%r10-16]
+    ldxdw %r3, [%r6+8]
+  out:
+    ldxdw %r6, [%r10-16]
+    ldxdw %r3, [%r6+0]
+    exit)",
+                   hash16());
+  EXPECT_EQ(a[9].kind, AccessKind::kMapValue);
+  EXPECT_EQ(a[11].kind, AccessKind::kChecked);
+}
+
 TEST(JitMapValue, ReadonlyMapsOnlyProveLoads) {
   MapDesc d = hash16();
   d.readonly = true;

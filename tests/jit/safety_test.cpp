@@ -208,6 +208,66 @@ TEST(JitSafety, PacketPointerOrNullAfterANullTest) {
   EXPECT_EQ(a[15].kind, AccessKind::kChecked);  // NULL
 }
 
+// Registers spilled to the stack with stxdw and filled back with ldxdw keep their type (the
+// kernel's spilled_ptr): the ctx, a proven packet pointer. A helper that changes the packet
+// forgets the packet pointer but not the ctx.
+TEST(JitSafety, SpilledPointersComeBackTyped) {
+  auto a = analyze(R"(
+    stxdw [%r10-8], %r1
+    mov %r1, 0
+    ldxdw %r6, [%r10-8]
+    ldxw %r2, [%r6+0]
+    ldxw %r3, [%r6+4]
+    mov %r4, %r2
+    add %r4, 8
+    jgt %r4, %r3, out
+    stxdw [%r10-16], %r2
+    call 5
+    ldxdw %r5, [%r10-16]
+    ldxw %r0, [%r5+4]
+    call 65
+    ldxdw %r5, [%r10-16]
+    ldxw %r0, [%r5+4]
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+  out:
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[3].kind, AccessKind::kCtx);       // the filled ctx: xdp_md->data
+  EXPECT_EQ(a[4].kind, AccessKind::kCtx);       // xdp_md->data_end
+  EXPECT_EQ(a[11].kind, AccessKind::kPacket);   // the filled packet pointer, 4 + 4 <= 8
+  EXPECT_EQ(a[14].kind, AccessKind::kChecked);  // after bpf_xdp_adjust_tail
+  EXPECT_EQ(a[16].kind, AccessKind::kCtx);      // the ctx slot survived it
+}
+
+// What makes a slot forget its value: a narrower store into it, a store the analysis cannot
+// place (it may land in the frame), a helper that writes through a pointer into the frame.
+TEST(JitSafety, StoresAndWritingHelpersForgetSpills) {
+  auto a = analyze(R"(
+    stxdw [%r10-8], %r1
+    stw [%r10-4], 0
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+    stxdw [%r10-8], %r1
+    stw [%r2+0], 0
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+    stxdw [%r10-8], %r1
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+    mov %r2, %r10
+    add %r2, -64
+    call 69
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[3].kind, AccessKind::kChecked);   // half the slot overwritten
+  EXPECT_EQ(a[7].kind, AccessKind::kChecked);   // a store through an unknown pointer
+  EXPECT_EQ(a[10].kind, AccessKind::kCtx);      // spilled again: typed
+  EXPECT_EQ(a[15].kind, AccessKind::kChecked);  // bpf_fib_lookup with a stack pointer
+}
+
 TEST(JitSafety, HelpersThatKeepThePacketKeepBounds) {
   auto a = analyze(R"(
     ldxw %r6, [%r1+0]

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <initializer_list>
 #include <optional>
 #include <utility>
 
@@ -166,41 +167,16 @@ unsigned size_of(const Insn& i) {
   }
 }
 
+bool one_of(int32_t id, std::initializer_list<int32_t> ids) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
 // Helpers that never move or resize the packet (kernel bpf_helper_changes_pkt_data is false):
 // map ops, time, printk, prandom, cpu id, tail call, redirects, csum_diff, fib_lookup,
 // check_mtu, xdp_get_buff_len, xdp_load_bytes, perf/ringbuf output.
 bool keeps_packet(int32_t id) {
-  switch (id) {
-    case 1:
-    case 2:
-    case 3:
-    case 5:
-    case 6:
-    case 7:
-    case 8:
-    case 12:
-    case 23:
-    case 25:
-    case 28:
-    case 51:
-    case 69:
-    case 87:
-    case 88:
-    case 89:
-    case 125:
-    case 130:
-    case 131:
-    case 132:
-    case 133:
-    case 160:
-    case 163:
-    case 188:
-    case 189:
-    case 208:
-      return true;
-    default:
-      return false;
-  }
+  return one_of(id, {1,  2,  3,  5,   6,   7,   8,   12,  23,  25,  28,  51,  69,
+                     87, 88, 89, 125, 130, 131, 132, 133, 160, 163, 188, 189, 208});
 }
 
 // Packet bound learned from `if (a OP b)` on the taken (`taken`=true) or fall-through edge.
@@ -392,28 +368,7 @@ std::optional<Val> fill(const State& s, const Insn& i, const Val& base) {
 // get_smp_processor_id, tail_call, redirect, redirect_map; xdp_adjust_head/meta/tail change
 // the packet, which the call's packet rule covers).
 bool writes_no_memory(int32_t id) {
-  switch (id) {
-    case 1:
-    case 2:
-    case 3:
-    case 5:
-    case 6:
-    case 7:
-    case 8:
-    case 12:
-    case 23:
-    case 25:
-    case 28:
-    case 44:
-    case 51:
-    case 54:
-    case 65:
-    case 130:
-    case 190:
-      return true;
-    default:
-      return false;
-  }
+  return one_of(id, {1, 2, 3, 5, 6, 7, 8, 12, 23, 25, 28, 44, 51, 54, 65, 130, 190});
 }
 
 constexpr int32_t kMapLookupElem = 1;   // BPF_FUNC_map_lookup_elem

@@ -388,8 +388,11 @@ bool variable_packet_add(State& s, const Insn& i, uint32_t pc) {
   Val v = offset(Val{K::kPkt, ptr->lo, ptr->hi}, var->lo, var->hi);
   if (v.k == K::kPkt) {
     v.id = pc + 1;
-    for (Val& r : s.r)  // an older pointer made here (loops) is no longer this base
+    auto unlink = [&](Val& r) {  // an older pointer made here (loops) is no longer this base
       if (r.k == K::kPkt && r.id == v.id) r.id = 0, r.c = 0, r.size = 0;
+    };
+    for (Val& r : s.r) unlink(r);
+    for (Slot& x : s.slots) unlink(x.v);
   }
   d = v;
   return true;

@@ -306,9 +306,14 @@ Val imm64_value(uint64_t v, const std::vector<MapDesc>& maps) {
 }
 
 // `n` bytes at base + off lie inside the frame below r10 (a constant offset) or inside the
-// packet bytes proven below data_end (pkt_range, or the variable base's own proven size).
+// packet bytes proven below data_end (pkt_range, or the variable base's own proven size), or
+// inside a map value (stores only where the map is writable).
 bool stack_proven(const Val& base, int64_t off, int64_t n) {
   return base.k == K::kFp && base.lo + off >= -kStackSize && base.lo + off + n <= 0;
+}
+bool map_value_proven(const Val& base, int64_t off, int64_t n, bool write) {
+  return base.k == K::kMapVal && base.lo + off >= 0 && base.hi + off + n <= base.size &&
+         !(write && base.ro);
 }
 bool packet_proven(const State& s, const Val& base, int64_t off, int64_t n) {
   if (base.k == K::kPktMeta)  // [data_meta, data): inside the packet region too
@@ -348,10 +353,8 @@ void store(State& s, const Insn& i, const Val& base, int64_t n, const Val& value
     return;
   }
   const bool atomic = BPF_MODE(i.code) == BPF_ATOMIC;
-  const bool placed = (!atomic && packet_proven(s, base, i.off, n)) ||
-                      (base.k == K::kMapVal && base.lo + i.off >= 0 &&
-                       base.hi + i.off + n <= base.size && !base.ro);
-  if (!placed) s.slots.clear();
+  if (!(!atomic && packet_proven(s, base, i.off, n)) && !map_value_proven(base, i.off, n, true))
+    s.slots.clear();
 }
 
 // A `ldxdw` from a slot gives back the spilled value.
@@ -642,8 +645,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         a.kind = AccessKind::kPacket;
       } else if (base.k == K::kCtx && cls == BPF_LDX && o >= 0 && o + n <= kXdpMdBytes) {
         a = AccessInfo{AccessKind::kCtx, int32_t(o)};
-      } else if (base.k == K::kMapVal && o >= 0 && base.hi + i.off + n <= base.size &&
-                 (cls == BPF_LDX || !base.ro)) {
+      } else if (map_value_proven(base, i.off, n, cls != BPF_LDX)) {
         bool atomic = cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC;
         if (!atomic || (base.lo == base.hi && o % n == 0))
           a = AccessInfo{AccessKind::kMapValue, int32_t(o), base.map};

@@ -110,8 +110,7 @@ struct Device::Impl {
   CUstream stream[2] = {};
   CUevent ev_start = nullptr, ev_end = nullptr, ev_k0[kChunks] = {}, ev_k1[kChunks] = {};
   Mode mode = Mode::kXdp;
-  uint32_t entry = 0, ncpus = 1;
-  bool percpu = false;  // per-CPU maps: one lane per virtual CPU (knod_gpu_args.percpu)
+  uint32_t entry = 0, ncpus = 0;
   // maps
   std::vector<maps::MapPtr> maps;
   std::vector<std::vector<uint8_t>> images;
@@ -177,8 +176,7 @@ struct Device::Impl {
     a.seed = seed;
     a.ncpus = ncpus;
     a.entry = entry;
-    a.percpu = percpu;
-    a.lanes = gpu::lanes_for(a.count, ncpus, percpu);
+    a.lanes = gpu::lanes_for(a.count, ncpus);
     return a;
   }
 
@@ -206,7 +204,7 @@ struct Device::Impl {
   void launch(uint32_t c, CUstream s, uint32_t count) {
     CUdeviceptr a = dargs + c * sizeof(knod_gpu_args);
     void* params[] = {&a};
-    uint32_t blocks = (gpu::lanes_for(count, ncpus, percpu) + kThreads - 1) / kThreads;
+    uint32_t blocks = (gpu::lanes_for(count, ncpus) + kThreads - 1) / kThreads;
     d->check(d->cuEventRecord(ev_k0[c], s), "cuEventRecord");
     d->check(d->cuLaunchKernel(fn, blocks, 1, 1, kThreads, 1, 1, 0, s, params, nullptr),
              "cuLaunchKernel");
@@ -295,7 +293,6 @@ void Device::load(const vm::Env& env, size_t entry, Mode mode) {
     d.check(d.cuMemAlloc(&im.dmaps[i], im.images[i].size()), "cuMemAlloc (map)");
   }
   im.ncpus = gpu::percpu_slots(im.images);
-  im.percpu = gpu::has_percpu_map(im.images);
   if (!im.dmaps.empty()) {
     d.check(d.cuMemAlloc(&im.dmap_table, im.dmaps.size() * sizeof(CUdeviceptr)), "cuMemAlloc");
     d.check(d.cuMemcpyHtoD(im.dmap_table, im.dmaps.data(), im.dmaps.size() * sizeof(CUdeviceptr)),

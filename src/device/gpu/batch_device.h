@@ -38,10 +38,11 @@ class BatchDevice {
   /// Runs every packet of `b` (frames, data_off, data_len, meta_len (null: 0),
   /// ingress_ifindex (null: 1), rx_queue_index (null: 0) in; verdict, redirect, fault, new
   /// data_off/data_len/meta_len out). The env's maps hold the device's state afterwards.
-  /// Packet i runs as virtual CPU i % N, N = the per-CPU maps' slots (loader ncpus; 1 if
-  /// none): its bpf_get_smp_processor_id and per-CPU map slot. With per-CPU maps each virtual
-  /// CPU is one lane running its packets in order, so per-CPU values see no concurrent
-  /// writers (as in the kernel) and a batch runs on at most N lanes.
+  /// Packet i runs as virtual CPU i % N, N = the per-CPU maps' slots (loader ncpus): its
+  /// bpf_get_smp_processor_id and per-CPU map slot. Each virtual CPU is one lane running its
+  /// packets in order, so per-CPU values see no concurrent writers (as in the kernel) and a
+  /// batch runs on at most N lanes. Without per-CPU maps every packet has its own lane, as
+  /// CPU 0.
   virtual void run(Batch& b) = 0;
 
   /// Mode::kRaw: runs the entry once with r1 = a copy of `mem` (copied back; r1 = 0 when

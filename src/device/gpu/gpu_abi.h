@@ -92,14 +92,13 @@ struct knod_gpu_args {
   uint64_t clock_ns;          /* pinned clock for ktime helpers; 0 = GPU global timer */
   uint64_t seed;              /* bpf_get_prandom_u32 seed */
   uint64_t insn_budget;       /* instructions per run */
-  uint32_t ncpus;             /* virtual CPUs: packet i runs as CPU i % ncpus */
+  uint32_t ncpus;             /* per-CPU maps' virtual CPUs, 0 if the maps have none: packet
+                                 i runs as CPU i % ncpus, and each virtual CPU is one lane
+                                 that runs its packets in order, so plain read-modify-writes
+                                 of a per-CPU value never overlap (the kernel's per-CPU
+                                 guarantee); the launch needs only min(count, ncpus) lanes */
   uint32_t entry;             /* program index of the entry program */
   uint32_t lanes;             /* threads launched (the one-launch entry's stride) */
-  uint32_t percpu;            /* nonzero: the maps include per-CPU ones, and each virtual CPU
-                                 is one lane that runs its packets in order, so plain
-                                 read-modify-writes of a per-CPU value never overlap (the
-                                 kernel's per-CPU guarantee); the launch needs only
-                                 min(count, ncpus) lanes */
 };
 
 enum {

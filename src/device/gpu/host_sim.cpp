@@ -75,8 +75,7 @@ struct HostSim::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   KernelFn kernel = nullptr;
   Mode mode = Mode::kXdp;
-  uint32_t entry = 0, ncpus = 1;
-  bool percpu = false;  // per-CPU maps: one lane per virtual CPU (knod_gpu_args.percpu)
+  uint32_t entry = 0, ncpus = 0;
   uint64_t clock_ns = 0, seed = 0;
   std::vector<maps::MapPtr> maps;
   std::vector<std::vector<uint8_t>> images;  // the "device memory" of each map
@@ -166,7 +165,6 @@ void HostSim::load(const vm::Env& env, size_t entry, Mode mode) {
     im.table.push_back(reinterpret_cast<knod_gpu_map*>(im.images.back().data()));
   }
   im.ncpus = percpu_slots(im.images);
-  im.percpu = has_percpu_map(im.images);
   // As the CUDA device: host values of ld_imm64 become the images' addresses.
   auto relocate = [&](uint64_t v) -> uint64_t {
     for (size_t i = 0; i < im.maps.size(); ++i) {
@@ -235,8 +233,7 @@ knod_gpu_args HostSim::args_for(Batch& b, uint64_t* ret) const {
   a.insn_budget = vm::kDefaultInsnBudget;  // as the CUDA device
   a.ncpus = im.ncpus;
   a.entry = im.entry;
-  a.percpu = im.percpu;
-  a.lanes = lanes_for(b.count, im.ncpus, im.percpu);
+  a.lanes = lanes_for(b.count, im.ncpus);
   return a;
 }
 

@@ -130,16 +130,10 @@ std::vector<uint8_t> build_map_image(maps::Map& m, std::string_view device) {
 }
 
 uint32_t percpu_slots(const std::vector<std::vector<uint8_t>>& images) {
-  uint32_t n = 1;
+  uint32_t n = 0;
   for (const auto& img : images)
     if (map_header(img).type == kPercpuArray) n = std::max(n, map_header(img).ncpus);
   return n;
-}
-
-bool has_percpu_map(const std::vector<std::vector<uint8_t>>& images) {
-  for (const auto& img : images)
-    if (map_header(img).type == kPercpuArray) return true;
-  return false;
 }
 
 void write_back_map_image(maps::Map& m, const std::vector<uint8_t>& image) {

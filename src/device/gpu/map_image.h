@@ -23,17 +23,15 @@ std::vector<uint8_t> build_map_image(maps::Map& m, std::string_view device = "cu
 /// values, HASH entries (updated, added and deleted). Other types are read-only on the device.
 void write_back_map_image(maps::Map& m, const std::vector<uint8_t>& image);
 
-/// Per-CPU slots of the per-CPU maps among `images` (the loader's ncpus), 1 when none: the
-/// devices run lane i as virtual CPU i % this (bpf_get_smp_processor_id, per-CPU slot).
+/// Per-CPU slots of the per-CPU maps among `images` (the loader's ncpus), 0 when there are
+/// none: the devices run packet i as virtual CPU i % this (bpf_get_smp_processor_id, per-CPU
+/// slot), each virtual CPU on one lane with its packets in order (knod_gpu_args.ncpus).
 uint32_t percpu_slots(const std::vector<std::vector<uint8_t>>& images);
 
-/// Whether `images` hold a per-CPU map: then each virtual CPU runs on one lane, its packets in
-/// order (knod_gpu_args.percpu), and a batch needs only min(count, ncpus) lanes.
-bool has_percpu_map(const std::vector<std::vector<uint8_t>>& images);
-
-/// Lanes to launch for `count` packets (knod_gpu_args.lanes).
-inline uint32_t lanes_for(uint32_t count, uint32_t ncpus, bool percpu) {
-  return percpu && ncpus < count ? ncpus : count;
+/// Lanes to launch for `count` packets (knod_gpu_args.lanes): one per packet without per-CPU
+/// maps (`ncpus` 0), else min(count, ncpus).
+inline uint32_t lanes_for(uint32_t count, uint32_t ncpus) {
+  return ncpus && ncpus < count ? ncpus : count;
 }
 
 inline const knod_gpu_map& map_header(const std::vector<uint8_t>& image) {

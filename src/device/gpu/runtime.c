@@ -759,7 +759,7 @@ static void run_lane_packet(const struct knod_gpu_args* a, uint32_t i, int32_t s
  * maps: packets first, first + lanes, ... With them: the packets of virtual CPUs first,
  * first + lanes, ... (packet i is CPU i % ncpus), so no two lanes ever share a CPU. */
 static void run_lanes(const struct knod_gpu_args* a, uint32_t first, uint32_t lanes, int32_t slot) {
-  if (!a->percpu) {
+  if (!a->ncpus) {
     for (uint64_t i = first; i < a->count; i += lanes) run_lane_packet(a, (uint32_t)i, slot);
     return;
   }
@@ -768,7 +768,7 @@ static void run_lanes(const struct knod_gpu_args* a, uint32_t first, uint32_t la
       run_lane_packet(a, (uint32_t)(base + c), slot);
 }
 
-/* One launch per batch: a->lanes lanes (count, or min(count, ncpus) with per-CPU maps). */
+/* One launch per batch: a->lanes lanes (lanes_for: count, or min(count, ncpus)). */
 EXPORT void knod_gpu_entry(const struct knod_gpu_args* a) {
   uint32_t i = global_id();
   if (i < a->lanes) run_lanes(a, i, a->lanes, -1);

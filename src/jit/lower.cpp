@@ -25,7 +25,9 @@ void RuntimeDecls::declare(llvm::Module& m) {
   check = fn("knod_rt_check", i1, {p, i64, i32, i1});
   load_slow = fn("knod_rt_load_slow", i64, {p, i64, i32, i32});
   store_slow = fn("knod_rt_store_slow", v, {p, i64, i32, i64, i32});
-  ctx_load = fn("knod_rt_ctx_load", i64, {p, i32, i32, i32});
+  ctx_ok = fn("knod_rt_ctx_ok", i1, {p, i32, i32});
+  ctx_field = fn("knod_rt_ctx_field", i64, {p, i32});
+  ctx_slow = fn("knod_rt_ctx_slow", i64, {p, i32, i32, i32});
   helper = fn("knod_rt_helper", i64, {p, i32, i64, i64, i64, i64, i64, i32});
   fault = fn("knod_rt_fault", v, {p, i32, i32});
   stopped = fn("knod_rt_stopped", i1, {p});
@@ -35,6 +37,8 @@ void RuntimeDecls::declare(llvm::Module& m) {
   tail_pending = fn("knod_rt_tail_pending", i1, {p});
   tail_call = fn("knod_rt_tail_call", i1, {p, i64, p, i32, i32, p});
   frame = fn("knod_rt_frame", v, {p, i32, p});
+  stack = fn("knod_rt_stack", p, {p});
+  stack_region = fn("knod_rt_stack_region", i32, {p});
   callx = fn("knod_rt_callx", i64, {p, i64, i64, i64, i64, i64, i64, i32});
 }
 
@@ -133,7 +137,8 @@ void Lowerer::run() {
 }
 
 // The entry: a [kMaxCallDepth x 512] stack registered as a Region (the active frames, as in
-// the interpreter), then the body (pc 0).
+// the interpreter), then the body (pc 0). The run's own stack (run.stack, registered by its
+// owner) when it has one, so a run does not register and drop a region.
 void Lowerer::lower_entry() {
   Type* p = llvm::PointerType::getUnqual(c_);
   Type* i64 = b_.getInt64Ty();
@@ -142,8 +147,22 @@ void Lowerer::lower_entry() {
   b_.SetInsertPoint(new_block("entry"));
   run_ = fn_->getArg(0);
   auto* stack_ty = llvm::ArrayType::get(b_.getInt8Ty(), kStackSize * kMaxCallDepth);
-  llvm::AllocaInst* stack = b_.CreateAlloca(stack_ty, nullptr, "stack");
+  llvm::AllocaInst* stack = b_.CreateAlloca(stack_ty, nullptr, "stack");  // static: entry block
   stack->setAlignment(llvm::Align(16));
+  {
+    Value* own = b_.CreateCall(rt_.stack, {run_});
+    BasicBlock* kept = new_block("kept_stack");
+    BasicBlock* fresh = new_block("fresh_stack");
+    b_.CreateCondBr(b_.CreateIsNotNull(own), kept, fresh);
+    b_.SetInsertPoint(kept);
+    Value* region = b_.CreateCall(rt_.stack_region, {run_});
+    Value* fp = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), own, kStackSize * kMaxCallDepth);
+    b_.CreateCall(rt_.frame,
+                  {run_, region, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), fp, -kStackSize)});
+    b_.CreateRet(b_.CreateCall(fns_.at(0), {run_, fp, fn_->getArg(1), fn_->getArg(2), c64(0),
+                                            c64(0), c64(0), c32(1), region}));
+    b_.SetInsertPoint(fresh);
+  }
   Value* saved = b_.CreateCall(rt_.enter, {run_, stack, c32(kStackSize * kMaxCallDepth)});
   BasicBlock* bad_bb = new_block("no_region");
   BasicBlock* ok = new_block("body");

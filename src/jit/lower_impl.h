@@ -18,8 +18,8 @@ namespace knod::jit {
 
 /// Runtime ABI declarations (jit/runtime/rt.h).
 struct RuntimeDecls {
-  llvm::FunctionCallee check, load_slow, store_slow, ctx_load, helper, fault, stopped, budget,
-      enter, leave, tail_pending, tail_call, callx, frame;
+  llvm::FunctionCallee check, load_slow, store_slow, ctx_ok, ctx_field, ctx_slow, helper, fault,
+      stopped, budget, enter, leave, tail_pending, tail_call, callx, frame, stack, stack_region;
   void declare(llvm::Module& m);
 };
 

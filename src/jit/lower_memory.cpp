@@ -1,8 +1,8 @@
 // LD / LDX / ST / STX lowering (RFC 9669 §5): ld_imm64, loads (zero- or sign-extending,
 // BPF_MEMSX), stores of a register or imm. Each access is either proven by the range analysis
 // (jit/safety.h: stack at a constant r10 offset, packet bytes checked against data_end, map
-// values after a NULL test), a ctx
-// field at a known offset (knod_rt_ctx_load), or guarded: knod_rt_check inline, with the slow
+// values after a NULL test), a ctx field at a known offset (knod_rt_ctx_field when
+// knod_rt_ctx_ok, else knod_rt_ctx_slow), or guarded: knod_rt_check inline, with the slow
 // path (ctx rewriting or a kOutOfBounds fault) in knod_rt_load_slow/knod_rt_store_slow.
 #include <llvm/IR/MDBuilder.h>
 
@@ -59,8 +59,24 @@ void Lowerer::lower_load(const Insn& i, uint32_t pc) {
   }
   if (a.kind == AccessKind::kCtx) {
     ++stats_.ctx_direct;
-    Value* v = b_.CreateCall(rt_.ctx_load, {run_, c32(uint32_t(a.off)), c32(size), c32(pc)});
+    // A field read (knod_rt_ctx_ok) cannot fault: only the other path checks for a stop.
+    Value* args[] = {run_, c32(uint32_t(a.off)), c32(size), c32(pc)};
+    Value* ok = b_.CreateCall(rt_.ctx_ok, {run_, args[1], args[2]});
+    BasicBlock *fast = new_block("ctx.fast"), *slow = new_block("ctx.slow"),
+               *join = new_block("ctx.join");
+    b_.CreateCondBr(ok, fast, slow, llvm::MDBuilder(c_).createBranchWeights(2000, 1));
+    b_.SetInsertPoint(fast);
+    Value* v1 = b_.CreateCall(rt_.ctx_field, {run_, args[1]});
+    b_.CreateBr(join);
+    b_.SetInsertPoint(slow);
+    Value* v2 = b_.CreateCall(rt_.ctx_slow, args);
     return_if_stopped(c64(0));
+    BasicBlock* slow_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* v = b_.CreatePHI(b_.getInt64Ty(), 2);
+    v->addIncoming(v1, fast);
+    v->addIncoming(v2, slow_end);
     return set(i.dst_reg, sx ? ext(b_.CreateTrunc(v, nty)) : v);
   }
   Value* addr = b_.CreateAdd(get(i.src_reg), c64(uint64_t(int64_t(i.off))));

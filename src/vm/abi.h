@@ -134,6 +134,12 @@ struct Run {
                         uint64_t r5) = nullptr;
   void* executor = nullptr;
 
+  /// A stack of kMaxCallDepth x kStackSize bytes that the run's owner keeps registered as
+  /// region `stack_region` from run to run (a JIT entry only moves the region's low end to
+  /// the deepest active frame), or nullptr: executors allocate and register one per run.
+  uint8_t* stack = nullptr;
+  int32_t stack_region = -1;
+
   Fault fault = Fault::kNone;
   uint32_t fault_pc = 0;
   bool exit_now = false;  ///< set by a helper to end the run with r0 = its return

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "xdp/helpers.h"
+#include "xdp/mono_clock.h"
 
 namespace knod::xdp {
 
@@ -15,6 +16,7 @@ constexpr uint64_t kHz = 250;
 uint64_t clock_ns(const vm::Run& run, int clk) {
   if (run.clock_ns) return run.clock_ns;
   if (run.env && run.env->clock_ns) return run.env->clock_ns;
+  if (clk == CLOCK_MONOTONIC) return mono_ns();  // TSC-scaled, as ktime_get_mono_fast_ns
   timespec ts{};
   clock_gettime(clk, &ts);
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);

@@ -157,7 +157,7 @@ template <bool kFull>
   b.held_lock = 0;
   vm::Run& run = pc.run;
   run.insns_executed = 0;
-  run.nregions = 1;  // the packet (region 0, b.packet_region); executors add the stack
+  run.nregions = pc.nregions;  // the packet (region 0, b.packet_region), the JIT's stack
   b.sync(run);
   run.tail_calls = 0;
   run.tail_target = nullptr;
@@ -195,6 +195,82 @@ void Runtime::run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint
   }
 }
 
+void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, uint32_t end) {
+  // A copy: stores through the output arrays cannot alias it, so the array pointers stay in
+  // registers instead of being reloaded after every store.
+  const device::Batch bt = in;
+  vm::Run& run = pc.run;
+  Buff& b = pc.buff;
+  const vm::Executor::DirectFn entry = pc.entry;
+  vm::Region& pkt = run.regions[b.packet_region];                 // writable, flat: attach() set it
+  const uint64_t room = uint64_t(bt.stride) - device::kTailroom;  // stride > kTailroom (caller)
+  b.frame_sz = bt.stride;
+  b.egress_ifindex = 0;
+  b.held_lock = 0;
+  run.tail_target = nullptr;
+  run.fault = vm::Fault::kNone;
+  run.fault_pc = 0;
+  run.exit_now = false;
+  run.prng = pc.prng;
+  std::array<uint64_t, kNumActions> counts{};
+  for (uint32_t i = begin; i < end; ++i) {
+    if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
+      const uint8_t* next = bt.frames + size_t(i + 1) * bt.stride + bt.data_off[i + 1];
+      __builtin_prefetch(next, 1);
+      __builtin_prefetch(next + 64, 1);
+    }
+    const uint32_t off = bt.data_off[i], len = bt.data_len[i], meta = bt.meta_len[i];
+    uint32_t verdict = XDP_ABORTED;
+    uint64_t redirect = 0;
+    vm::Fault fault = vm::Fault::kOutOfBounds;  // an impossible layout does not run
+    if (meta <= off && len >= kEthHlen && uint64_t(off) + len <= room) [[likely]] {
+      const uint64_t start = reinterpret_cast<uint64_t>(bt.frames) + uint64_t(i) * bt.stride;
+      b.data_hard_start = start;
+      b.data = start + off;
+      b.data_meta = b.data - meta;
+      b.data_end = b.data + len;
+      b.ingress_ifindex = bt.ingress_ifindex[i];
+      b.rx_queue_index = bt.rx_queue_index[i];
+      b.redirect = 0;
+      pkt.lo = b.data_meta;
+      pkt.hi = b.data_end;
+      run.nregions = pc.nregions;  // the packet, the entry's stack
+      run.insns_executed = 0;
+      run.tail_calls = 0;
+      run.clock_ns = bt.clock_ns ? bt.clock_ns[i] : 0;
+      const uint64_t r0 = entry(&run, run.ctx_lo, 0);
+      fault = run.fault;
+      if (fault != vm::Fault::kNone || run.exit_now || b.held_lock || run.tail_target)
+          [[unlikely]] {
+        if (b.held_lock)  // only after a fault: the verifier forces the unlock
+          std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
+        b.held_lock = 0;
+        run.tail_target = nullptr;
+        run.fault = vm::Fault::kNone;
+        run.fault_pc = 0;
+        run.exit_now = false;
+      }
+      if (fault == vm::Fault::kNone) {
+        verdict = uint32_t(r0) <= XDP_REDIRECT ? uint32_t(r0) : uint32_t(XDP_ABORTED);
+        if (verdict == XDP_REDIRECT) redirect = b.redirect;
+        bt.data_off[i] = uint32_t(b.data - b.data_hard_start);
+        bt.data_len[i] = b.len();
+        bt.meta_len[i] = b.meta_len();
+      }
+    }
+    bt.verdict[i] = verdict;
+    bt.redirect[i] = redirect;
+    bt.fault[i] = uint8_t(fault);
+    ++counts[verdict];
+    if (fault != vm::Fault::kNone) bump(pc.faults[uint32_t(fault)]);
+  }
+  pc.prng = run.prng;
+  for (uint32_t a = 0; a < kNumActions; ++a)
+    if (counts[a])
+      pc.verdicts[a].store(pc.verdicts[a].load(std::memory_order_relaxed) + counts[a],
+                           std::memory_order_relaxed);
+}
+
 void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
                           uint32_t cpu) {
   const bool drain = opts_.perf || opts_.ringbuf;
@@ -204,8 +280,11 @@ void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin
     return;
   }
   PerCpu& pc = prime(ex, cpu);
-  if (batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index && batch.redirect &&
-      batch.fault)
+  const bool full = batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index &&
+                    batch.redirect && batch.fault;
+  if (full && pc.entry && !drain && batch.stride > device::kTailroom && pc.buff.packet_region == 0)
+    run_native(pc, batch, begin, end);
+  else if (full)
     run_range<true>(pc, ex, batch, begin, end, cpu, drain);
   else
     run_range<false>(pc, ex, batch, begin, end, cpu, drain);
@@ -236,6 +315,16 @@ Runtime::PerCpu& Runtime::prime(vm::Executor& ex, uint32_t cpu) {
     pc.ex_serial = ex.serial();
   }
   pc.entry = pc.bound ? ex.direct(run, pc.bound) : nullptr;  // sets the run's executor hooks
+  run.stack = nullptr;
+  run.stack_region = -1;
+  if (pc.entry) {  // the JIT's frames live in pc.stack, one region for every packet
+    constexpr size_t kBytes = size_t(kStackSize) * kMaxCallDepth;
+    if (!pc.stack) pc.stack = std::make_unique<uint8_t[]>(kBytes);
+    const auto top = reinterpret_cast<uint64_t>(pc.stack.get()) + kBytes;
+    run.stack_region = run.add_region(top - kStackSize, top, true);
+    if (run.stack_region >= 0) run.stack = pc.stack.get();
+  }
+  pc.nregions = run.nregions;
   return pc;
 }
 

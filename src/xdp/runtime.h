@@ -113,6 +113,10 @@ class Runtime {
     vm::Executor::DirectFn entry = nullptr;  ///< ex->direct(run, bound), set by prime()
     vm::Run run;  ///< reused by every packet of this cpu (reset per packet)
     Buff buff;
+    uint32_t nregions = 1;  ///< regions every run starts with: the packet (+ the stack below)
+    /// The JIT entry's stack (vm::Run::stack, kStackSize * kMaxCallDepth bytes, 16-aligned),
+    /// allocated and registered by prime() for native entries only.
+    std::unique_ptr<uint8_t[]> stack;
   };
   std::unique_ptr<PerCpu[]> cpus_;
   std::mutex sink_mu_;
@@ -126,6 +130,10 @@ class Runtime {
   template <bool kFull>
   void run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
                  uint32_t cpu, bool drain);
+  /// run_range for the common case: a native entry (pc.entry), every optional array of the
+  /// batch present, no output sink to drain. Per packet it sets only what a run reads or may
+  /// change; the rest (and after a fault, what the fault left) is reset out of line.
+  void run_native(PerCpu& pc, const device::Batch& batch, uint32_t begin, uint32_t end);
   /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
   template <bool kFull>
   RunResult finish(device::Batch& batch, uint32_t i, uint32_t cpu, RunResult res, const Buff* b,

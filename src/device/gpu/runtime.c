@@ -163,6 +163,17 @@ EXPORT int32_t knod_rt_enter(run_t* run, void* lo, uint32_t bytes) {
   return (int32_t)run->nregions++;
 }
 
+/* Each lane's entry allocates its stack (no stack kept from run to run). */
+EXPORT uint8_t* knod_rt_stack(run_t* run) {
+  (void)run;
+  return 0;
+}
+
+EXPORT int32_t knod_rt_stack_region(run_t* run) {
+  (void)run;
+  return -1;
+}
+
 /* Sets the stack region's low end (the deepest active frame's bottom). */
 EXPORT void knod_rt_frame(run_t* run, int32_t region, void* lo) {
   if (region >= 0 && (uint32_t)region < run->nregions) run->regions[region].lo = (uint64_t)lo;
@@ -203,6 +214,18 @@ EXPORT uint64_t knod_rt_ctx_load(run_t* run, uint32_t off, uint32_t size, uint32
   }
   knod_rt_fault(run, F_CTX, pc);
   return 0;
+}
+
+EXPORT _Bool knod_rt_ctx_ok(run_t* run, uint32_t off, uint32_t size) {
+  return run->args->mode == KNOD_GPU_MODE_XDP && size == 4 && off <= 20 && off % 4 == 0;
+}
+
+EXPORT uint64_t knod_rt_ctx_field(run_t* run, uint32_t off) {
+  return knod_rt_ctx_load(run, off, 4, 0); /* knod_rt_ctx_ok: never the fault */
+}
+
+EXPORT uint64_t knod_rt_ctx_slow(run_t* run, uint32_t off, uint32_t size, uint32_t pc) {
+  return knod_rt_ctx_load(run, off, size, pc);
 }
 
 RT int in_ctx(const run_t* run, uint64_t addr) {

@@ -103,26 +103,30 @@ KNOD_INLINE uint64_t knod_rt_xdp_adjust(Run* run, int32_t id, uint64_t r1, uint6
 }
 
 // struct xdp_md (linux/bpf.h) read from the xdp::Buff as xdp::ctx_load does.
-KNOD_INLINE uint64_t knod_rt_ctx_load(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
-  if (const auto* b = static_cast<const knod::xdp::Buff*>(run->ctx_fields); b && size == 4) {
-    switch (off) {
-      case 0:
-        return b->data;
-      case 4:
-        return b->data_end;
-      case 8:
-        return b->data_meta;
-      case 12:
-        return b->ingress_ifindex;
-      case 16:
-        return b->rx_queue_index;
-      case 20:
-        return b->egress_ifindex;
-      default:
-        break;
-    }
+KNOD_INLINE uint64_t knod_rt_ctx_field(Run* run, uint32_t off) {
+  const auto* b = static_cast<const knod::xdp::Buff*>(run->ctx_fields);
+  switch (off) {
+    case 0:
+      return b->data;
+    case 4:
+      return b->data_end;
+    case 8:
+      return b->data_meta;
+    case 12:
+      return b->ingress_ifindex;
+    case 16:
+      return b->rx_queue_index;
+    default:
+      return b->egress_ifindex;  // 20 (knod_rt_ctx_ok)
   }
+}
+
+KNOD_COLD uint64_t knod_rt_ctx_slow(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
   return ctx_load_slow(run, off, size, pc);
+}
+
+KNOD_INLINE bool knod_rt_ctx_ok(Run* run, uint32_t off, uint32_t size) {
+  return run->ctx_fields && size == 4 && off <= 20 && off % 4 == 0;
 }
 
 KNOD_INLINE uint32_t knod_rt_cpu(Run* run) {
@@ -200,6 +204,14 @@ KNOD_INLINE int32_t knod_rt_enter(Run* run, void* lo, uint32_t bytes) {
   int32_t saved = static_cast<int32_t>(run->nregions);
   if (run->add_region(a, a + bytes, true) < 0) return -1;
   return saved;
+}
+
+KNOD_INLINE uint8_t* knod_rt_stack(Run* run) {
+  return run->stack;
+}
+
+KNOD_INLINE int32_t knod_rt_stack_region(Run* run) {
+  return run->stack_region;
 }
 
 KNOD_INLINE void knod_rt_frame(Run* run, int32_t region, void* lo) {

@@ -21,9 +21,13 @@ uint64_t knod_rt_load_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uin
 /// Store counterpart of knod_rt_load_slow (run.ctx_store).
 void knod_rt_store_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint64_t value,
                         uint32_t pc);
-/// Direct ctx access at a constant offset (program type known to the lowering). Inlined for
-/// struct xdp_md when run.ctx_fields is the run's xdp::Buff; else run.ctx_load.
-uint64_t knod_rt_ctx_load(knod::vm::Run* run, uint32_t off, uint32_t size, uint32_t pc);
+/// Direct ctx access at a constant offset (program type known to the lowering): when
+/// knod_rt_ctx_ok, the struct xdp_md field at `off` is a plain read of the run's xdp::Buff
+/// (run.ctx_fields), knod_rt_ctx_field, which cannot fault; otherwise knod_rt_ctx_slow
+/// (run.ctx_load, or a kCtxAccess fault), after which the program checks for a stop.
+bool knod_rt_ctx_ok(knod::vm::Run* run, uint32_t off, uint32_t size);
+uint64_t knod_rt_ctx_field(knod::vm::Run* run, uint32_t off);
+uint64_t knod_rt_ctx_slow(knod::vm::Run* run, uint32_t off, uint32_t size, uint32_t pc);
 /// bpf_xdp_adjust_head (id 44) or bpf_xdp_adjust_meta (54) on the run's xdp::Buff when r1 is
 /// its ctx (xdp::Buff::adjust_head / adjust_meta: 0 or -errno); else the helper by id.
 uint64_t knod_rt_xdp_adjust(knod::vm::Run* run, int32_t id, uint64_t r1, uint64_t r2, uint32_t pc);
@@ -60,6 +64,9 @@ bool knod_rt_budget(knod::vm::Run* run, uint64_t n, uint32_t pc);
 /// Registers the stack [lo, lo+bytes) as a writable region; returns the previous region
 /// count, or -1 when the run has no free region slot.
 int32_t knod_rt_enter(knod::vm::Run* run, void* lo, uint32_t bytes);
+/// run.stack (nullptr: the entry allocates and registers a stack) and run.stack_region.
+uint8_t* knod_rt_stack(knod::vm::Run* run);
+int32_t knod_rt_stack_region(knod::vm::Run* run);
 /// Sets the stack Region's low end (the deepest active frame's bottom).
 void knod_rt_frame(knod::vm::Run* run, int32_t region, void* lo);
 /// Drops the regions added since knod_rt_enter returned `saved`.

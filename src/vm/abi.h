@@ -117,7 +117,7 @@ struct Run {
   CtxStoreFn ctx_store = nullptr;
   void* prog_state = nullptr;  ///< program-type per-run state (e.g. xdp::Buff*)
   /// The xdp::Buff whose fields struct xdp_md loads read, for executors that inline them (the
-  /// JIT's knod_rt_ctx_load); nullptr: ctx_load only. Set by xdp::Buff::attach.
+  /// JIT's knod_rt_ctx_field); nullptr: ctx_load only. Set by xdp::Buff::attach.
   const void* ctx_fields = nullptr;
 
   uint64_t prng = 0;  ///< bpf_get_prandom_u32 state

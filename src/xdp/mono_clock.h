@@ -9,10 +9,11 @@
 namespace knod::xdp {
 
 /// Nanoseconds of CLOCK_MONOTONIC. Per thread: an anchor (TSC, clock_gettime) renewed every
-/// ~1 ms, the TSC rate measured over the last anchor interval; between anchors the value is
+/// ~1 ms, the TSC rate measured since the thread's first anchor; between anchors the value is
 /// extrapolated from the TSC (error: the rate's over at most 1 ms, tens of ns). Never
-/// decreases on a thread. Where the TSC is not invariant (CPUID 0x80000007 EDX bit 8), or
-/// during a thread's first ~1 ms (no rate yet), every call is a clock_gettime.
+/// decreases on a thread; threads agree to within that error. Where the TSC is not invariant (CPUID
+/// 0x80000007 EDX bit 8), or during a thread's first ~1 ms (no rate yet), every call is a
+/// clock_gettime.
 uint64_t mono_ns();
 
 /// clock_gettime(CLOCK_MONOTONIC) in ns (the reference mono_ns follows).

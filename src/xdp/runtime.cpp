@@ -212,7 +212,10 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   run.fault_pc = 0;
   run.exit_now = false;
   run.prng = pc.prng;
+  // Counted here and added at the end, verdicts before faults (fault_count(kNone) subtracts
+  // the faults from the verdicts).
   std::array<uint64_t, kNumActions> counts{};
+  std::array<uint64_t, kNumFaults> faults{};
   for (uint32_t i = begin; i < end; ++i) {
     if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
       const uint8_t* next = bt.frames + size_t(i + 1) * bt.stride + bt.data_off[i + 1];
@@ -262,13 +265,14 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
     bt.redirect[i] = redirect;
     bt.fault[i] = uint8_t(fault);
     ++counts[verdict];
-    if (fault != vm::Fault::kNone) bump(pc.faults[uint32_t(fault)]);
+    ++faults[uint32_t(fault)];
   }
   pc.prng = run.prng;
-  for (uint32_t a = 0; a < kNumActions; ++a)
-    if (counts[a])
-      pc.verdicts[a].store(pc.verdicts[a].load(std::memory_order_relaxed) + counts[a],
-                           std::memory_order_relaxed);
+  const auto add = [](std::atomic<uint64_t>& c, uint64_t n) {  // single writer, as bump()
+    if (n) c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  };
+  for (uint32_t a = 0; a < kNumActions; ++a) add(pc.verdicts[a], counts[a]);
+  for (uint32_t k = 1; k < kNumFaults; ++k) add(pc.faults[k], faults[k]);
 }
 
 void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,

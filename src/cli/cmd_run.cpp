@@ -208,10 +208,12 @@ int run(const RunArgs& a) {
   if (r.skipped_snapped)
     warn.push_back(fmt::format("{} packet{} skipped: snapped by the capture (caplen < len)",
                                r.skipped_snapped, r.skipped_snapped == 1 ? "" : "s"));
-  if (r.truncated)
-    warn.push_back(fmt::format(
-        "{} (the capture is cut short; the {} records before it were read)", r.truncated_error,
-        r.packets + r.skipped_too_large + r.skipped_snapped + r.skipped_runt));
+  if (r.truncated) {
+    const uint64_t read = r.packets + r.skipped_too_large + r.skipped_snapped + r.skipped_runt;
+    warn.push_back(fmt::format("{} (the capture is cut short; the {} record{} before it {} read)",
+                               r.truncated_error, read, read == 1 ? "" : "s",
+                               read == 1 ? "was" : "were"));
+  }
   if (!warn.empty()) fmt::print(stderr, "knod: warning: {}\n", fmt::join(warn, "; "));
 
   if (!a.stats.empty()) {

@@ -153,6 +153,10 @@ TEST(XfrmParse, UnsupportedWordsNamed) {
   expect_error(base + "aead 'rfc4106(gcm(aes))' 0x" + std::string(40, '1') + " 100", "100");
   expect_error(base + "aead 'rfc4106(gcm(aes))' 0x1234 128", "2 bytes");
   expect_error("ip xfrm policy add src 10.0.0.0/8 dst 10.1.0.0/16 dir out dev eth0", "dev");
+  // Not a config at all (a pcap given by mistake): quoted printable, \xNN, cut at 60 bytes.
+  expect_error(
+      std::string("\xd4\xc3\xb2\xa1 \x02") + std::string(100, 'a'),
+      "got '\\xd4\\xc3\\xb2\\xa1 \\x02aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'");
 }
 
 TEST(XfrmParse, PolicyAndFile) {

@@ -329,6 +329,17 @@ Policy parse_policy(Cursor& cur) {
   return p;
 }
 
+// A line quoted in an error: bytes outside printable ASCII as \xNN, at most 60 of them (a
+// binary file given as the config must not write itself to the terminal).
+std::string quoted(std::string_view line) {
+  std::string q;
+  for (size_t i = 0; i < line.size() && i < 60; ++i) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    q += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : fmt::format("\\x{:02x}", c);
+  }
+  return line.size() > 60 ? q + "..." : q;
+}
+
 }  // namespace
 
 void parse_line(std::string_view line, XfrmConfig& out) {
@@ -337,7 +348,7 @@ void parse_line(std::string_view line, XfrmConfig& out) {
   if (cur.done()) return;
   if (cur.peek() == "ip") ++cur.i;
   if (cur.done() || cur.next("ip") != "xfrm")
-    throw Error(fmt::format("xfrm: expected 'ip xfrm ...', got '{}'", std::string(line)));
+    throw Error(fmt::format("xfrm: expected 'ip xfrm ...', got '{}'", quoted(line)));
   std::string obj = cur.next("xfrm");
   std::string verb = cur.next(obj.c_str());
   if (verb != "add" && verb != "update")

@@ -164,11 +164,7 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
   init_native_target();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw Error("jit: " + llvm::toString(jtmb.takeError()));
-  int l = opts_.opt_level;
-  jtmb->setCodeGenOptLevel(l <= 0   ? llvm::CodeGenOptLevel::None
-                           : l == 1 ? llvm::CodeGenOptLevel::Less
-                           : l == 2 ? llvm::CodeGenOptLevel::Default
-                                    : llvm::CodeGenOptLevel::Aggressive);
+  jtmb->setCodeGenOptLevel(codegen_level(opts_.opt_level));
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
   if (!jit) throw Error("jit: " + llvm::toString(jit.takeError()));
   impl_->jit = std::move(*jit);
@@ -253,6 +249,10 @@ vm::Executor::DirectFn JitExecutor::direct(vm::Run& run, const void* handle) {
   run.executor = const_cast<CompiledProgram::Hook*>(&cp->hook);
   run.call_func = &call_func;
   return cp->entry;
+}
+
+vm::Executor::BodyFn JitExecutor::direct_body(const void* handle) {
+  return static_cast<const CompiledProgram*>(handle)->body;
 }
 
 uint64_t JitExecutor::run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1,

@@ -65,6 +65,8 @@ class JitExecutor : public vm::Executor {
   /// vm::Executor fast path: Run::executor and call_func set once, the native entry called
   /// directly.
   DirectFn direct(vm::Run& run, const void* handle) override;
+  /// The compiled program's body (CompiledProgram::body, the pc-0 function its entry calls).
+  BodyFn direct_body(const void* handle) override;
   const char* name() const override { return "jit"; }
   const JitOptions& options() const { return opts_; }
 

@@ -120,14 +120,20 @@ void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level) {
   mpm.run(m, mam);
 }
 
+llvm::CodeGenOptLevel codegen_level(int level) {
+  // -O2 generates machine code at Less, not Default: the same instructions per packet on the
+  // examples (callgrind: icmp_echo 186, l4lb 226, vlan 250 at both) for 5% less compile time
+  // (vlan, the slowest to compile: 51 -> 48 ms).
+  return level <= 0   ? llvm::CodeGenOptLevel::None
+         : level <= 2 ? llvm::CodeGenOptLevel::Less
+                      : llvm::CodeGenOptLevel::Aggressive;
+}
+
 std::unique_ptr<llvm::TargetMachine> host_target_machine(int level) {
   init_native_target();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw Error("jit: " + llvm::toString(jtmb.takeError()));
-  jtmb->setCodeGenOptLevel(level <= 0   ? llvm::CodeGenOptLevel::None
-                           : level == 1 ? llvm::CodeGenOptLevel::Less
-                           : level == 2 ? llvm::CodeGenOptLevel::Default
-                                        : llvm::CodeGenOptLevel::Aggressive);
+  jtmb->setCodeGenOptLevel(codegen_level(level));
   auto tm = jtmb->createTargetMachine();
   if (!tm) throw Error("jit: " + llvm::toString(tm.takeError()));
   return std::move(*tm);

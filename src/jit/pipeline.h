@@ -2,6 +2,8 @@
 // lowered module, internalise it, and run the LLVM optimisation pipeline (-O0..-O3).
 #pragma once
 
+#include <llvm/Support/CodeGen.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +24,11 @@ void link_runtime(llvm::Module& m, const std::vector<std::string>& keep);
 /// LLVM's -O3 pipeline.
 void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level);
 
-/// A TargetMachine for the host CPU (features detected) at codegen level `level`.
+/// The machine-code optimisation level for knod's -O `level` (0-3): None, Less for 1 and 2,
+/// Aggressive for 3.
+llvm::CodeGenOptLevel codegen_level(int level);
+
+/// A TargetMachine for the host CPU (features detected) at codegen codegen_level(level).
 std::unique_ptr<llvm::TargetMachine> host_target_machine(int level);
 
 /// Initialises LLVM's native target once (thread-safe).

@@ -47,6 +47,18 @@ class Executor {
     (void)handle;
     return nullptr;
   }
+  /// What a DirectFn entry runs once its stack is set up, for a caller that keeps its own:
+  /// fn(&run, fp, r1, r2, r3, r4, r5, depth, region) returns r0, with `fp` the top of a
+  /// kStackSize frame the caller registered as Region `region` of the run ([fp - kStackSize,
+  /// fp), the kMaxCallDepth - 1 frames below it free for subprogram calls, which move the
+  /// Region's low end and restore it) and `depth` 1. Valid with the hooks direct() set; nullptr
+  /// when the executor has no such body (then call the DirectFn).
+  using BodyFn = uint64_t (*)(Run* run, void* fp, uint64_t r1, uint64_t r2, uint64_t r3,
+                              uint64_t r4, uint64_t r5, uint32_t depth, int32_t region);
+  virtual BodyFn direct_body(const void* handle) {
+    (void)handle;
+    return nullptr;
+  }
   /// Unique per executor object in this process, never reused (addresses are): the key for
   /// caching bind() handles.
   uint64_t serial() const { return serial_; }

@@ -195,13 +195,21 @@ void Runtime::run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint
   }
 }
 
+// kClock: the batch has clock_ns (two loops, so that the usual one neither tests nor keeps it).
+template <bool kClock>
 void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, uint32_t end) {
   // A copy: stores through the output arrays cannot alias it, so the array pointers stay in
-  // registers instead of being reloaded after every store.
+  // registers or the frame instead of being reloaded from the caller's Batch after every store.
   const device::Batch bt = in;
   vm::Run& run = pc.run;
   Buff& b = pc.buff;
-  const vm::Executor::DirectFn entry = pc.entry;
+  // The body on the kept stack, as the entry would call it (vm::Executor::BodyFn): prime()
+  // registered [fp - kStackSize, fp) as run.stack_region, and every call restores that low end.
+  const vm::Executor::BodyFn body = pc.body;
+  uint8_t* const fp = run.stack + size_t(kStackSize) * kMaxCallDepth;
+  const int32_t region = run.stack_region;
+  const uint64_t ctx = run.ctx_lo;
+  const uint32_t nregions = pc.nregions;                          // the packet, the stack
   vm::Region& pkt = run.regions[b.packet_region];                 // writable, flat: attach() set it
   const uint64_t room = uint64_t(bt.stride) - device::kTailroom;  // stride > kTailroom (caller)
   b.frame_sz = bt.stride;
@@ -212,60 +220,69 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   run.fault_pc = 0;
   run.exit_now = false;
   run.prng = pc.prng;
+  if (!kClock) run.clock_ns = 0;
   // Counted here and added at the end, verdicts before faults (fault_count(kNone) subtracts
   // the faults from the verdicts).
   std::array<uint64_t, kNumActions> counts{};
   std::array<uint64_t, kNumFaults> faults{};
-  for (uint32_t i = begin; i < end; ++i) {
+  const auto aborted = [&](uint32_t i, vm::Fault f) {  // the slot's outputs for a fault
+    bt.verdict[i] = XDP_ABORTED;
+    bt.redirect[i] = 0;
+    bt.fault[i] = uint8_t(f);
+    ++counts[XDP_ABORTED];
+    ++faults[uint32_t(f)];
+  };
+  uint8_t* frame = bt.frames + size_t(begin) * bt.stride;
+  for (uint32_t i = begin; i < end; ++i, frame += bt.stride) {
     if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
-      const uint8_t* next = bt.frames + size_t(i + 1) * bt.stride + bt.data_off[i + 1];
+      const uint8_t* next = frame + bt.stride + bt.data_off[i + 1];
       __builtin_prefetch(next, 1);
       __builtin_prefetch(next + 64, 1);
     }
     const uint32_t off = bt.data_off[i], len = bt.data_len[i], meta = bt.meta_len[i];
-    uint32_t verdict = XDP_ABORTED;
-    uint64_t redirect = 0;
-    vm::Fault fault = vm::Fault::kOutOfBounds;  // an impossible layout does not run
-    if (meta <= off && len >= kEthHlen && uint64_t(off) + len <= room) [[likely]] {
-      const uint64_t start = reinterpret_cast<uint64_t>(bt.frames) + uint64_t(i) * bt.stride;
-      b.data_hard_start = start;
-      b.data = start + off;
-      b.data_meta = b.data - meta;
-      b.data_end = b.data + len;
-      b.ingress_ifindex = bt.ingress_ifindex[i];
-      b.rx_queue_index = bt.rx_queue_index[i];
-      b.redirect = 0;
-      pkt.lo = b.data_meta;
-      pkt.hi = b.data_end;
-      run.nregions = pc.nregions;  // the packet, the entry's stack
-      run.insns_executed = 0;
-      run.tail_calls = 0;
-      run.clock_ns = bt.clock_ns ? bt.clock_ns[i] : 0;
-      const uint64_t r0 = entry(&run, run.ctx_lo, 0);
-      fault = run.fault;
-      if (fault != vm::Fault::kNone || run.exit_now || b.held_lock || run.tail_target)
-          [[unlikely]] {
-        if (b.held_lock)  // only after a fault: the verifier forces the unlock
-          std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
-        b.held_lock = 0;
-        run.tail_target = nullptr;
-        run.fault = vm::Fault::kNone;
-        run.fault_pc = 0;
-        run.exit_now = false;
-      }
-      if (fault == vm::Fault::kNone) {
-        verdict = uint32_t(r0) <= XDP_REDIRECT ? uint32_t(r0) : uint32_t(XDP_ABORTED);
-        if (verdict == XDP_REDIRECT) redirect = b.redirect;
-        bt.data_off[i] = uint32_t(b.data - b.data_hard_start);
-        bt.data_len[i] = b.len();
-        bt.meta_len[i] = b.meta_len();
+    if (meta > off || len < kEthHlen || uint64_t(off) + len > room) [[unlikely]] {
+      aborted(i, vm::Fault::kOutOfBounds);  // an impossible layout does not run
+      continue;
+    }
+    const uint64_t start = reinterpret_cast<uint64_t>(frame);
+    b.data_hard_start = start;
+    b.data = start + off;
+    b.data_meta = b.data - meta;
+    b.data_end = b.data + len;
+    b.ingress_ifindex = bt.ingress_ifindex[i];
+    b.rx_queue_index = bt.rx_queue_index[i];
+    b.redirect = 0;
+    pkt.lo = b.data_meta;
+    pkt.hi = b.data_end;
+    run.nregions = nregions;
+    run.insns_executed = 0;
+    run.tail_calls = 0;
+    if (kClock) run.clock_ns = bt.clock_ns[i];
+    const uint64_t r0 = body(&run, fp, ctx, 0, 0, 0, 0, 1, region);
+    if (run.fault != vm::Fault::kNone || run.exit_now || b.held_lock || run.tail_target)
+        [[unlikely]] {
+      const vm::Fault fault = run.fault;
+      if (b.held_lock)  // only after a fault: the verifier forces the unlock
+        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
+      b.held_lock = 0;
+      run.tail_target = nullptr;
+      run.fault = vm::Fault::kNone;
+      run.fault_pc = 0;
+      run.exit_now = false;
+      run.regions[region].lo = reinterpret_cast<uint64_t>(fp) - kStackSize;
+      if (fault != vm::Fault::kNone) {
+        aborted(i, fault);
+        continue;
       }
     }
+    const uint32_t verdict = uint32_t(r0) <= XDP_REDIRECT ? uint32_t(r0) : uint32_t(XDP_ABORTED);
+    bt.redirect[i] = verdict == XDP_REDIRECT ? b.redirect : 0;
+    bt.data_off[i] = uint32_t(b.data - start);
+    bt.data_len[i] = b.len();
+    bt.meta_len[i] = b.meta_len();
     bt.verdict[i] = verdict;
-    bt.redirect[i] = redirect;
-    bt.fault[i] = uint8_t(fault);
+    bt.fault[i] = 0;
     ++counts[verdict];
-    ++faults[uint32_t(fault)];
   }
   pc.prng = run.prng;
   const auto add = [](std::atomic<uint64_t>& c, uint64_t n) {  // single writer, as bump()
@@ -286,8 +303,9 @@ void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin
   PerCpu& pc = prime(ex, cpu);
   const bool full = batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index &&
                     batch.redirect && batch.fault;
-  if (full && pc.entry && !drain && batch.stride > device::kTailroom && pc.buff.packet_region == 0)
-    run_native(pc, batch, begin, end);
+  if (full && pc.body && !drain && batch.stride > device::kTailroom && pc.buff.packet_region >= 0)
+    batch.clock_ns ? run_native<true>(pc, batch, begin, end)
+                   : run_native<false>(pc, batch, begin, end);
   else if (full)
     run_range<true>(pc, ex, batch, begin, end, cpu, drain);
   else
@@ -328,6 +346,7 @@ Runtime::PerCpu& Runtime::prime(vm::Executor& ex, uint32_t cpu) {
     run.stack_region = run.add_region(top - kStackSize, top, true);
     if (run.stack_region >= 0) run.stack = pc.stack.get();
   }
+  pc.body = run.stack ? ex.direct_body(pc.bound) : nullptr;
   pc.nregions = run.nregions;
   return pc;
 }

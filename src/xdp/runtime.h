@@ -111,6 +111,9 @@ class Runtime {
     uint64_t ex_serial = 0;
     const void* bound = nullptr;             ///< ex->bind(entry program)
     vm::Executor::DirectFn entry = nullptr;  ///< ex->direct(run, bound), set by prime()
+    /// ex->direct_body(bound) when the JIT stack below is kept (run.stack), set by prime():
+    /// what run_native calls per packet instead of the entry.
+    vm::Executor::BodyFn body = nullptr;
     vm::Run run;  ///< reused by every packet of this cpu (reset per packet)
     Buff buff;
     uint32_t nregions = 1;  ///< regions every run starts with: the packet (+ the stack below)
@@ -130,9 +133,11 @@ class Runtime {
   template <bool kFull>
   void run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
                  uint32_t cpu, bool drain);
-  /// run_range for the common case: a native entry (pc.entry), every optional array of the
-  /// batch present, no output sink to drain. Per packet it sets only what a run reads or may
-  /// change; the rest (and after a fault, what the fault left) is reset out of line.
+  /// run_range for the common case: a native body on the kept stack (pc.body), every optional
+  /// array of the batch present, no output sink to drain. Per packet it sets only what a run
+  /// reads or may change; the rest (and after a fault, what the fault left) is reset out of
+  /// line.
+  template <bool kClock>
   void run_native(PerCpu& pc, const device::Batch& batch, uint32_t begin, uint32_t end);
   /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
   template <bool kFull>

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -119,8 +120,9 @@ TEST(CpuDevice, HelpersTakeFromTheBackOfASlice) {
   EXPECT_GE(helped, 1);  // worker 1 needs 0.64 ms for its slice, the caller 1.28 ms for its own
 }
 
-// Worker k > 0 runs on the k-th CPU of the affinity mask (CpuOptions::pin), so the scheduler
-// cannot queue a helper behind the caller on one CPU.
+// Worker k > 0 runs on the k-th CPU of the affinity mask counted from the CPU the caller ran
+// on when it built the device (CpuOptions::pin), so the scheduler cannot queue a helper
+// behind the caller on one CPU: with 2 CPUs, worker 1 is on the one the caller is not.
 TEST(CpuDevice, HelpersRunOnTheirOwnCpu) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -129,8 +131,13 @@ TEST(CpuDevice, HelpersRunOnTheirOwnCpu) {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &allowed)) ids.push_back(c);
   if (ids.size() < 2) GTEST_SKIP() << "one CPU in the affinity mask: nothing to pin apart";
+  const int before = sched_getcpu();
   CpuDevice dev(CpuOptions{3, 1});
-  std::vector<std::vector<int>> seen(3);  // written only by its own worker
+  if (sched_getcpu() != before) GTEST_SKIP() << "the caller moved to another CPU while pinning";
+  const auto here = std::find(ids.begin(), ids.end(), before);
+  ASSERT_NE(here, ids.end());
+  std::rotate(ids.begin(), here, ids.end());  // ids[0]: the caller's CPU
+  std::vector<std::vector<int>> seen(3);      // written only by its own worker
   for (int round = 0; round < 20; ++round)
     dev.for_chunks(64, 1, [&](uint32_t, uint32_t, uint32_t cpu) {
       seen[cpu].push_back(sched_getcpu());
@@ -140,6 +147,7 @@ TEST(CpuDevice, HelpersRunOnTheirOwnCpu) {
     ASSERT_FALSE(seen[w].empty()) << "worker " << w << " never ran";
     for (int c : seen[w]) EXPECT_EQ(c, ids[w % ids.size()]) << "worker " << w;
   }
+  for (int c : seen[1]) EXPECT_NE(c, before) << "worker 1 shares the caller's CPU";
 }
 
 TEST(CpuDevice, ExceptionsReachTheCaller) {

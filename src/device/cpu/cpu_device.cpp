@@ -41,6 +41,11 @@ void pin_helpers(std::vector<std::thread>& threads) {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &allowed)) ids.push_back(c);
   if (ids.empty()) return;
+  // The caller's CPU goes last: a helper pinned where the caller runs would share that CPU
+  // with it until the balancer moves the caller (2 vCPUs, caller on the helper's CPU: the
+  // helper missed 30-80% of 11 us batches, against 1-2% with the caller on the other CPU).
+  const auto here = std::find(ids.begin(), ids.end(), sched_getcpu());
+  if (here != ids.end()) std::rotate(ids.begin(), here, ids.end());
   for (size_t k = 0; k < threads.size(); ++k) {
     cpu_set_t one;
     CPU_ZERO(&one);

@@ -182,6 +182,19 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_xdp_adjust), flags};
   host[impl_->jit->mangleAndIntern("knod_host_tail_call")] = {
       llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_call), flags};
+  // The runtime's out-of-line functions (jit/runtime/rt_host.cpp), compiled once into knod.
+  const auto rt = [&](const char* name, auto* fn) {
+    host[impl_->jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), flags};
+  };
+  rt("knod_rt_check_regions", &knod_rt_check_regions);
+  rt("knod_rt_value_ok", &knod_rt_value_ok);
+  rt("knod_rt_fault", &knod_rt_fault);
+  rt("knod_rt_load_slow", &knod_rt_load_slow);
+  rt("knod_rt_store_slow", &knod_rt_store_slow);
+  rt("knod_rt_ctx_slow", &knod_rt_ctx_slow);
+  rt("knod_rt_helper", &knod_rt_helper);
+  rt("knod_rt_tail_call", &knod_rt_tail_call);
+  rt("knod_rt_callx", &knod_rt_callx);
   // Inlined hash lookups compare keys with memcmp (expanded inline from -O1 for small keys).
   host[impl_->jit->mangleAndIntern("memcmp")] = {
       llvm::orc::ExecutorAddr::fromPtr(

@@ -1,6 +1,8 @@
-// The JIT runtime (see rt.h). Compiled with clang -emit-llvm to bitcode and linked into each
-// lowered program; the small functions are always_inline so their checks fold into the
-// program's code. Semantics follow vm::Run (vm/abi.h) and the reference interpreter.
+// The JIT runtime's inline part (see rt.h). Compiled with clang -emit-llvm to bitcode and
+// linked into each lowered program; its functions are always_inline so their checks fold into
+// the program's code. The out-of-line functions they call (slow paths, faults, helpers) are in
+// rt_host.cpp, compiled once into knod. Semantics follow vm::Run (vm/abi.h) and the reference
+// interpreter.
 #include "jit/runtime/rt.h"
 
 #include "maps/hash_view.h"
@@ -11,83 +13,16 @@
 using knod::vm::Fault;
 using knod::vm::Run;
 
-// Same tag as the interpreter (vm/interp.h kFuncTag) for ld_imm64 BPF_PSEUDO_FUNC values.
-constexpr uint64_t kFuncTag = 0xfb0f'0000'0000'0000ull;
-constexpr uint64_t kFuncTagMask = 0xffff'ffff'0000'0000ull;
-
 #define KNOD_INLINE __attribute__((always_inline))
-#define KNOD_COLD __attribute__((noinline, cold))
-#define KNOD_HOT __attribute__((noinline, hot))
 
 extern "C" {
-
-// The run's regions, then the env's static regions: out of line, so that each checked access
-// inlines only the static_hint compare (most accesses are proven and have no check at all).
-KNOD_HOT static bool check_regions(Run* run, uint64_t addr, uint32_t len, bool write) {
-  for (uint32_t i = 0; i < run->nregions; ++i)
-    if (run->regions[i].holds(addr, len, write)) return true;
-  return knod_host_static_ok(run, addr, len, write);
-}
-
-// The per-value bound of a map value pool (a division): out of line, so that checked accesses
-// stay small; packet accesses, most of them, never reach it.
-KNOD_HOT static bool value_ok(const knod::vm::Region& h, uint64_t addr, uint32_t len) {
-  return (addr - h.lo) % h.stride + len <= h.value_size;
-}
 
 KNOD_INLINE bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
   const knod::vm::Region& h = run->static_hint;  // map value pool matched last
   if (addr >= h.lo && len <= h.hi - h.lo && addr - h.lo <= h.hi - h.lo - len &&
       (!write || h.writable))
-    return !h.stride || value_ok(h, addr, len);
-  return check_regions(run, addr, len, write);
-}
-
-KNOD_COLD void knod_rt_fault(Run* run, int32_t reason, uint32_t pc) {
-  if (run->fault == Fault::kNone) {
-    run->fault = static_cast<Fault>(reason);
-    run->fault_pc = pc;
-  }
-}
-
-KNOD_COLD uint64_t knod_rt_load_slow(Run* run, uint64_t addr, uint32_t size, uint32_t pc) {
-  if (run->ctx_load && addr >= run->ctx_lo && addr < run->ctx_hi) {
-    uint64_t v = 0;
-    if (run->ctx_load(*run, static_cast<uint32_t>(addr - run->ctx_lo), size, &v)) return v;
-    knod_rt_fault(run, static_cast<int32_t>(Fault::kCtxAccess), pc);
-    return 0;
-  }
-  knod_rt_fault(run, static_cast<int32_t>(Fault::kOutOfBounds), pc);
-  return 0;
-}
-
-KNOD_COLD void knod_rt_store_slow(Run* run, uint64_t addr, uint32_t size, uint64_t value,
-                                  uint32_t pc) {
-  if (run->ctx_store && addr >= run->ctx_lo && addr < run->ctx_hi) {
-    if (run->ctx_store(*run, static_cast<uint32_t>(addr - run->ctx_lo), size, value)) return;
-    knod_rt_fault(run, static_cast<int32_t>(Fault::kCtxAccess), pc);
-    return;
-  }
-  knod_rt_fault(run, static_cast<int32_t>(Fault::kOutOfBounds), pc);
-}
-
-KNOD_COLD static uint64_t ctx_load_slow(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
-  uint64_t v = 0;
-  if (run->ctx_load && run->ctx_load(*run, off, size, &v)) return v;
-  knod_rt_fault(run, static_cast<int32_t>(Fault::kCtxAccess), pc);
-  return 0;
-}
-
-uint64_t knod_rt_helper(Run* run, int32_t id, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-                        uint64_t r5, uint32_t pc) {
-  const knod::vm::HelperTable* t = run->env ? run->env->helpers : nullptr;
-  if (!t || id < 0 || id >= knod::vm::kMaxHelperId || !t->fn[id]) {
-    knod_rt_fault(run, static_cast<int32_t>(Fault::kBadHelper), pc);
-    return 0;
-  }
-  uint64_t r0 = t->fn[id](*run, r1, r2, r3, r4, r5);
-  if (run->fault != Fault::kNone && run->fault_pc == 0) run->fault_pc = pc;
-  return r0;
+    return !h.stride || knod_rt_value_ok(&h, addr, len);
+  return knod_rt_check_regions(run, addr, len, write);
 }
 
 // bpf_xdp_adjust_head (44) / bpf_xdp_adjust_meta (54) with r1 the ctx (jit/safety.h
@@ -119,10 +54,6 @@ KNOD_INLINE uint64_t knod_rt_ctx_field(Run* run, uint32_t off) {
     default:
       return b->egress_ifindex;  // 20 (knod_rt_ctx_ok)
   }
-}
-
-KNOD_COLD uint64_t knod_rt_ctx_slow(Run* run, uint32_t off, uint32_t size, uint32_t pc) {
-  return ctx_load_slow(run, off, size, pc);
 }
 
 KNOD_INLINE bool knod_rt_ctx_ok(Run* run, uint32_t off, uint32_t size) {
@@ -167,29 +98,6 @@ KNOD_INLINE bool knod_rt_stopped(Run* run) {
 
 KNOD_INLINE bool knod_rt_tail_pending(Run* run) {
   return run->tail_target != nullptr;
-}
-
-bool knod_rt_tail_call(Run* run, uint64_t r1, void* fp, uint32_t depth, int32_t region,
-                       uint64_t* r0) {
-  if (run->tail_calls >= static_cast<uint32_t>(knod::kMaxTailCalls)) {
-    run->tail_target = nullptr;
-    return false;
-  }
-  ++run->tail_calls;
-  *r0 = knod_host_tail_call(run, r1, fp, depth, region);
-  return true;
-}
-
-uint64_t knod_rt_callx(Run* run, uint64_t target, uint64_t r1, uint64_t r2, uint64_t r3,
-                       uint64_t r4, uint64_t r5, uint32_t pc) {
-  if ((target & kFuncTagMask) == kFuncTag) {
-    if (!run->call_func) {
-      knod_rt_fault(run, static_cast<int32_t>(Fault::kBadHelper), pc);
-      return 0;
-    }
-    return run->call_func(*run, target, r1, r2, r3, r4, r5);
-  }
-  return knod_rt_helper(run, static_cast<int32_t>(target), r1, r2, r3, r4, r5, pc);
 }
 
 KNOD_INLINE bool knod_rt_budget(Run* run, uint64_t n, uint32_t pc) {

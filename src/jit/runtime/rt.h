@@ -1,20 +1,28 @@
-// The JIT runtime ABI: functions lowered programs call (declared in IR by jit/lower, defined
-// once in rt.cpp, compiled to bitcode at build time and linked into each program module so
-// that the hot ones inline). Target-neutral: nothing here assumes a host address space; a
+// The JIT runtime ABI: functions lowered programs call (declared in IR by jit/lower). On the
+// host the inline ones are defined in rt.cpp, compiled to bitcode at build time and linked
+// into each program module so that they inline; the out-of-line ones (slow paths, faults,
+// helper and tail calls) in rt_host.cpp, compiled once into knod and resolved as absolute
+// symbols (jit/executor.cpp). Target-neutral: nothing here assumes a host address space; a
 // target (cpu, nvptx64, amdgcn) supplies the knod_host_* functions the runtime calls back.
 #pragma once
 
 #include <cstdint>
 
 namespace knod::vm {
+struct Region;
 struct Run;
-}
+}  // namespace knod::vm
 
 extern "C" {
 /// 1 when [addr, addr+len) lies in a Region of the run or of the env (writable if `write`).
 /// Inlined: the run's static_hint, then the run regions; then env static regions through
 /// knod_host_static_ok (which sets static_hint to the region it matched).
 bool knod_rt_check(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
+/// Out of line parts of knod_rt_check: every region of the run, then the env's static regions
+/// (knod_host_static_ok); and whether [addr, addr+len) lies inside one value of the pool `h`
+/// (addr already inside h).
+bool knod_rt_check_regions(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
+bool knod_rt_value_ok(const knod::vm::Region* h, uint64_t addr, uint32_t len);
 /// Load of `size` (1, 2, 4, 8) bytes that knod_rt_check refused: ctx rewriting
 /// (run.ctx_load) when addr is inside [ctx_lo, ctx_hi), else a fault (kOutOfBounds).
 uint64_t knod_rt_load_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint32_t pc);

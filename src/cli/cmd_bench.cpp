@@ -3,6 +3,7 @@
 // BPF_PROG_TEST_RUN, on the same packets with the same map preload. See docs/PERFORMANCE.md.
 //
 // Measurement (both sides see each packet `repeat` times, changes accumulating):
+//  - the kernel's test runs and knod's 1-thread columns run on one CPU (one_cpu()).
 //  - kernel: per packet one BPF_PROG_TEST_RUN with repeat N; its `duration` (mean ns per
 //    repeat, net/bpf/test_run.c bpf_test_timer) averaged over the capture's packets. The
 //    kernel does not re-initialise the xdp_buff between repeats (only live-frames mode does):
@@ -114,6 +115,43 @@ double wall_ns() {
   return std::chrono::duration<double, std::nano>(Clock::now().time_since_epoch()).count();
 }
 
+/// The CPU of the 1-thread measurements: the first of the bench thread's affinity mask at
+/// its first call. The kernel's test runs and knod's 1-thread columns (interp, jit-1) run
+/// there (ScopedPin), so a host that slows one vCPU slows both sides (before, the kernel ran
+/// on CPU 0 and jit-1 wherever: icmp_echo's kernel cell read 9.2 ns in one run, 4.8 in the
+/// next). jit-N's caller too, its helpers pinned to the other CPUs (CpuOptions::caller_cpu).
+int one_cpu() {
+  static const int cpu = [] {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return -1;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &mask)) return c;
+    return -1;
+  }();
+  return cpu;
+}
+
+/// This thread on CPU `cpu` (>= 0) until destroyed, then its mask as before.
+class ScopedPin {
+ public:
+  explicit ScopedPin(int cpu) {
+    if (cpu < 0 || sched_getaffinity(0, sizeof(old_), &old_) != 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+  }
+  ~ScopedPin() {
+    if (pinned_) sched_setaffinity(0, sizeof(old_), &old_);
+  }
+  ScopedPin(const ScopedPin&) = delete;
+  ScopedPin& operator=(const ScopedPin&) = delete;
+
+ private:
+  cpu_set_t old_{};
+  bool pinned_ = false;
+};
+
 struct Result {
   double ns = NAN;  ///< ns per packet
   size_t packets = 0;
@@ -131,7 +169,7 @@ class Column {
         obj_(load(c, workers)),
         rt_(obj_, c.prog, runtime_options(workers)),
         pk_(c.pcap, a.max_packets, a.min_batch),
-        dev_(knod::device::CpuOptions{workers, a.chunk}),
+        dev_(knod::device::CpuOptions{workers, a.chunk, true, one_cpu()}),
         cpu_clock_(workers == 1) {
     ex_ = knod::cli::make_executor(device);  // as knod run: interp, or the JIT for xdp_md
     if (auto* jit = dynamic_cast<knod::jit::JitExecutor*>(ex_.get())) {
@@ -172,6 +210,7 @@ class Column {
     // would add ns to every packet); with --reset, around each repeat so that restoring the
     // packets is not counted.
     const auto now = [&] { return cpu_clock_ ? thread_cpu_ns() : wall_ns(); };
+    const ScopedPin pin(one_cpu());  // the kernel's CPU; jit-N's helpers were pinned apart
     const uint32_t n = a_.repeat;
     double total_ns = 0;
     // One untimed pass first: the other columns ran in between, so this one's workers have
@@ -236,10 +275,11 @@ class Column {
 class HostLoop {
  public:
   explicit HostLoop(uint32_t workers)
-      : one_(knod::device::CpuOptions{1, 1}),
+      : one_(knod::device::CpuOptions{1, 1, true, one_cpu()}),
         n_(workers),
-        all_(knod::device::CpuOptions{workers, 1}) {}
+        all_(knod::device::CpuOptions{workers, 1, true, one_cpu()}) {}
   void round() {
+    const ScopedPin pin(one_cpu());  // as the columns' rounds
     pass<false>(all_, n_, wall_ns);  // wakes the workers, as the columns' untimed pass does
     for (int wide = 0; wide < 2; ++wide) {
       Ceiling& c = ceiling_[wide];
@@ -290,16 +330,12 @@ class HostLoop {
   std::atomic<uint64_t> sink_{0};  ///< keeps the loops' results alive
 };
 
-/// The kernel: BPF_PROG_TEST_RUN repeat N per packet on CPU 0, mean of `duration`.
+/// The kernel: BPF_PROG_TEST_RUN repeat N per packet on one_cpu(), mean of `duration`.
 Result run_kernel(const Case& c, const BenchArgs& a) {
+  const ScopedPin pin(one_cpu());
   knod::kernel::Object ko(c.obj);
   if (!c.maps.empty()) ko.preload(knod::io::read_map_preload(c.maps), c.maps);
   Packets pk(c.pcap, a.max_packets);
-  cpu_set_t old, one;
-  sched_getaffinity(0, sizeof(old), &old);
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  sched_setaffinity(0, sizeof(one), &one);
   Result r;
   // As for knod: per packet, the fastest of `rounds` test runs of `repeat` each.
   double sum = 0;
@@ -312,7 +348,6 @@ Result run_kernel(const Case& c, const BenchArgs& a) {
     }
     sum += best;
   }
-  sched_setaffinity(0, sizeof(old), &old);
   r.packets = pk.pkts.size();
   r.ns = sum / double(pk.pkts.size());
   return r;

@@ -150,6 +150,30 @@ TEST(CpuDevice, HelpersRunOnTheirOwnCpu) {
   for (int c : seen[1]) EXPECT_NE(c, before) << "worker 1 shares the caller's CPU";
 }
 
+// CpuOptions::caller_cpu: the helpers avoid the CPU the caller says it will run on, not the
+// one it runs on while building the device (knod bench pins itself only while it measures).
+TEST(CpuDevice, HelpersAvoidTheCallersNamedCpu) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  std::vector<int> ids;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) ids.push_back(c);
+  if (ids.size() < 2) GTEST_SKIP() << "one CPU in the affinity mask: nothing to pin apart";
+  for (int caller : {ids.front(), ids.back()}) {
+    CpuDevice dev(CpuOptions{2, 1, true, caller});
+    std::vector<int> seen;  // worker 1's CPUs
+    for (int round = 0; round < 20; ++round)
+      dev.for_chunks(64, 1, [&](uint32_t, uint32_t, uint32_t cpu) {
+        if (cpu == 1) seen.push_back(sched_getcpu());
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      });
+    ASSERT_FALSE(seen.empty()) << "worker 1 never ran";
+    const size_t at = size_t(std::find(ids.begin(), ids.end(), caller) - ids.begin());
+    for (int c : seen) EXPECT_EQ(c, ids[(at + 1) % ids.size()]) << "caller on " << caller;
+  }
+}
+
 TEST(CpuDevice, ExceptionsReachTheCaller) {
   CpuDevice dev(CpuOptions{2, 1});
   EXPECT_THROW(dev.run(100,

@@ -33,7 +33,7 @@ constexpr uint64_t kMinClaim = 8;
 /// moves it (icmp_echo on 2 workers, each timing its own half: an unpinned helper's best round
 /// took 20-23 ns/packet in 2 of 4 runs, against 13.6-15.2 pinned). The caller stays where it
 /// is. Best effort: a failure leaves the thread unpinned.
-void pin_helpers(std::vector<std::thread>& threads) {
+void pin_helpers(std::vector<std::thread>& threads, int caller_cpu) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
@@ -44,7 +44,8 @@ void pin_helpers(std::vector<std::thread>& threads) {
   // The caller's CPU goes last: a helper pinned where the caller runs would share that CPU
   // with it until the balancer moves the caller (2 vCPUs, caller on the helper's CPU: the
   // helper missed 30-80% of 11 us batches, against 1-2% with the caller on the other CPU).
-  const auto here = std::find(ids.begin(), ids.end(), sched_getcpu());
+  const auto here =
+      std::find(ids.begin(), ids.end(), caller_cpu >= 0 ? caller_cpu : sched_getcpu());
   if (here != ids.end()) std::rotate(ids.begin(), here, ids.end());
   for (size_t k = 0; k < threads.size(); ++k) {
     cpu_set_t one;
@@ -170,7 +171,7 @@ CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
   for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });
-  if (opts.pin) pin_helpers(pool_->threads);
+  if (opts.pin) pin_helpers(pool_->threads, opts.caller_cpu);
 }
 
 CpuDevice::~CpuDevice() {

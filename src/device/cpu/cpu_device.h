@@ -28,8 +28,12 @@ struct CpuOptions {
   uint32_t workers = 0;  ///< worker threads (= cpu indexes); 0 = std::thread::hardware_concurrency
   uint32_t chunk = 64;   ///< most packets a worker claims at a time (per-claim setup hoisted)
   /// Worker k > 0 runs only on the k-th CPU (mod their number) of the constructing thread's
-  /// affinity mask (`taskset` narrows it); worker 0, the calling thread, is not pinned.
+  /// affinity mask (`taskset` narrows it), counted from the caller's CPU (`caller_cpu`), so
+  /// that worker 1 is not on the caller's; worker 0, the calling thread, is not pinned.
   bool pin = true;
+  /// The CPU the calling thread runs batches on (a caller that pins itself there); -1: the
+  /// one it runs on when the device is built.
+  int caller_cpu = -1;
 };
 
 class CpuDevice {

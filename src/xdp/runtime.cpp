@@ -346,7 +346,7 @@ Runtime::PerCpu& Runtime::prime(vm::Executor& ex, uint32_t cpu) {
     run.stack_region = run.add_region(top - kStackSize, top, true);
     if (run.stack_region >= 0) run.stack = pc.stack.get();
   }
-  pc.body = run.stack ? ex.direct_body(pc.bound) : nullptr;
+  pc.body = pc.entry && run.stack ? ex.direct_body(pc.bound) : nullptr;
   pc.nregions = run.nregions;
   return pc;
 }

@@ -122,11 +122,8 @@ double wall_ns() {
 /// next). jit-N's caller too, its helpers pinned to the other CPUs (CpuOptions::caller_cpu).
 int one_cpu() {
   static const int cpu = [] {
-    cpu_set_t mask;
-    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return -1;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &mask)) return c;
-    return -1;
+    const std::vector<int> ids = knod::device::allowed_cpus();
+    return ids.empty() ? -1 : ids.front();
   }();
   return cpu;
 }

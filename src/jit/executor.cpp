@@ -172,34 +172,26 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
   auto& jd = impl_->jit->getMainJITDylib();
   llvm::orc::SymbolMap host;
   auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
-  host[impl_->jit->mangleAndIntern("knod_host_static_ok")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&knod_host_static_ok), flags};
-  host[impl_->jit->mangleAndIntern("knod_host_map_lookup")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&knod_host_map_lookup), flags};
-  host[impl_->jit->mangleAndIntern("knod_host_tail_target")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_target), flags};
-  host[impl_->jit->mangleAndIntern("knod_host_xdp_adjust")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&knod_host_xdp_adjust), flags};
-  host[impl_->jit->mangleAndIntern("knod_host_tail_call")] = {
-      llvm::orc::ExecutorAddr::fromPtr(&knod_host_tail_call), flags};
-  // The runtime's out-of-line functions (jit/runtime/rt_host.cpp), compiled once into knod.
-  const auto rt = [&](const char* name, auto* fn) {
+  const auto def = [&](const char* name, auto* fn) {
     host[impl_->jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), flags};
   };
-  rt("knod_rt_check_regions", &knod_rt_check_regions);
-  rt("knod_rt_value_ok", &knod_rt_value_ok);
-  rt("knod_rt_fault", &knod_rt_fault);
-  rt("knod_rt_load_slow", &knod_rt_load_slow);
-  rt("knod_rt_store_slow", &knod_rt_store_slow);
-  rt("knod_rt_ctx_slow", &knod_rt_ctx_slow);
-  rt("knod_rt_helper", &knod_rt_helper);
-  rt("knod_rt_tail_call", &knod_rt_tail_call);
-  rt("knod_rt_callx", &knod_rt_callx);
+  def("knod_host_static_ok", &knod_host_static_ok);
+  def("knod_host_map_lookup", &knod_host_map_lookup);
+  def("knod_host_tail_target", &knod_host_tail_target);
+  def("knod_host_xdp_adjust", &knod_host_xdp_adjust);
+  def("knod_host_tail_call", &knod_host_tail_call);
+  // The runtime's out-of-line functions (jit/runtime/rt_host.cpp), compiled once into knod.
+  def("knod_rt_check_regions", &knod_rt_check_regions);
+  def("knod_rt_value_ok", &knod_rt_value_ok);
+  def("knod_rt_fault", &knod_rt_fault);
+  def("knod_rt_load_slow", &knod_rt_load_slow);
+  def("knod_rt_store_slow", &knod_rt_store_slow);
+  def("knod_rt_ctx_slow", &knod_rt_ctx_slow);
+  def("knod_rt_helper", &knod_rt_helper);
+  def("knod_rt_tail_call", &knod_rt_tail_call);
+  def("knod_rt_callx", &knod_rt_callx);
   // Inlined hash lookups compare keys with memcmp (expanded inline from -O1 for small keys).
-  host[impl_->jit->mangleAndIntern("memcmp")] = {
-      llvm::orc::ExecutorAddr::fromPtr(
-          static_cast<int (*)(const void*, const void*, size_t)>(&std::memcmp)),
-      flags};
+  def("memcmp", static_cast<int (*)(const void*, const void*, size_t)>(&std::memcmp));
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(host))))
     throw Error("jit: " + llvm::toString(std::move(err)));
 }

@@ -24,8 +24,7 @@ struct JitOptions {
 /// Native entry points of one compiled program.
 struct CompiledProgram {
   using EntryFn = uint64_t (*)(vm::Run* run, uint64_t r1, uint64_t r2);
-  using SubFn = uint64_t (*)(vm::Run* run, void* fp, uint64_t r1, uint64_t r2, uint64_t r3,
-                             uint64_t r4, uint64_t r5, uint32_t depth, int32_t region);
+  using SubFn = vm::Executor::BodyFn;  ///< every subprogram's function, the body included
   EntryFn entry = nullptr;
   std::unordered_map<uint64_t, SubFn> subs;  ///< by entry pc (= BPF_PSEUDO_FUNC value)
   SubFn body = nullptr;                      ///< subs[0]: what a tail call to it runs

@@ -120,17 +120,6 @@ TEST(CpuDevice, HelpersTakeFromTheBackOfASlice) {
   EXPECT_GE(helped, 1);  // worker 1 needs 0.64 ms for its slice, the caller 1.28 ms for its own
 }
 
-// The CPUs of this thread's affinity mask, in order (empty if it cannot be read).
-std::vector<int> allowed_cpus() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  std::vector<int> ids;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return ids;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) ids.push_back(c);
-  return ids;
-}
-
 // Worker k > 0 runs on the k-th CPU of the affinity mask counted from the CPU the caller ran
 // on when it built the device (CpuOptions::pin), so the scheduler cannot queue a helper
 // behind the caller on one CPU: with 2 CPUs, worker 1 is on the one the caller is not.

@@ -34,12 +34,7 @@ constexpr uint64_t kMinClaim = 8;
 /// took 20-23 ns/packet in 2 of 4 runs, against 13.6-15.2 pinned). The caller stays where it
 /// is. Best effort: a failure leaves the thread unpinned.
 void pin_helpers(std::vector<std::thread>& threads, int caller_cpu) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
-  std::vector<int> ids;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) ids.push_back(c);
+  std::vector<int> ids = allowed_cpus();
   if (ids.empty()) return;
   // The caller's CPU goes last: a helper pinned where the caller runs would share that CPU
   // with it until the balancer moves the caller (2 vCPUs, caller on the helper's CPU: the
@@ -56,6 +51,16 @@ void pin_helpers(std::vector<std::thread>& threads, int caller_cpu) {
 }
 
 }  // namespace
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> ids;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return ids;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) ids.push_back(c);
+  return ids;
+}
 
 // The calling thread is worker 0; threads[k] is worker k + 1. A run publishes the job
 // (generation); a thread joins it (`join`: generation, closed bit, active count) unless the

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "device/batch.h"
 
@@ -35,6 +36,10 @@ struct CpuOptions {
   /// one it runs on when the device is built.
   int caller_cpu = -1;
 };
+
+/// The CPUs of the calling thread's affinity mask (`taskset` narrows it), in increasing
+/// order; empty when the mask cannot be read.
+std::vector<int> allowed_cpus();
 
 class CpuDevice {
  public:

@@ -3,13 +3,15 @@
 // packets per verdict as BPF_PROG_TEST_RUN gives for the same program, preload and capture
 // (a fresh kernel object per run, as knod run starts from the preload).
 // Time: knod runs with --clock-ns 1 (no token-bucket refill between packets); the kernel's
-// clock runs, but a capture passes through test_run in a few ms, well under the 20 ms one
-// ddos token takes to refill at the preload's 50 pps, so the verdicts agree.
+// clock runs. A kernel pass over a capture shorter than the 20 ms one ddos token takes to
+// refill at the preload's 50 pps gives the same verdicts (credit stays below one token);
+// a pass the host stretched past that (a loaded CI machine) is run again on a fresh object.
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 #include <stdlib.h>
 
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +27,32 @@ namespace knod::diff {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// ddos.maps.json's rate_pps is 50: one token refills in 1e9 / 50 ns.
+constexpr std::chrono::nanoseconds kTokenRefill{1'000'000'000 / 50};
+constexpr int kKernelTries = 10;
+
+struct KernelCounts {
+  std::array<uint64_t, 5> verdicts{};
+  std::chrono::nanoseconds took{};
+};
+
+/// One BPF_PROG_TEST_RUN pass of `prog` over `frames` on a fresh kernel object; `took` is
+/// CLOCK_MONOTONIC time (bpf_ktime_get_ns's clock) across the pass.
+KernelCounts kernel_pass(const std::string& path, const std::string& json, const std::string& prog,
+                         const std::vector<std::vector<uint8_t>>& frames) {
+  KernelCounts out;
+  KernelObject k(path);
+  k.preload(json, /*devmap_ifindex=lo*/ 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& f : frames) {
+    const TestRunResult t = k.test_run(prog, f);
+    EXPECT_EQ(t.err, 0);
+    out.verdicts[t.retval <= XDP_REDIRECT ? t.retval : uint32_t(XDP_ABORTED)]++;
+  }
+  out.took = std::chrono::steady_clock::now() - t0;
+  return out;
+}
 
 class KnodRun : public ::testing::TestWithParam<std::string> {
  protected:
@@ -60,20 +88,20 @@ TEST_P(KnodRun, VerdictCountsEqualKernel) {
   for (const std::string& prog : progs) {
     for (const std::string& cap : capture_paths()) {
       SCOPED_TRACE(prog + " on " + cap);
-      std::array<uint64_t, 5> kernel{};
-      uint64_t packets = 0;
+      std::vector<std::vector<uint8_t>> frames;
       {
-        KernelObject k(path);
-        k.preload(json, /*devmap_ifindex=lo*/ 1);
         io::PcapReader r(cap);
         io::Packet p;
-        while (r.next(p)) {
-          const TestRunResult t = k.test_run(prog, p.data);
-          ASSERT_EQ(t.err, 0);
-          kernel[t.retval <= XDP_REDIRECT ? t.retval : uint32_t(XDP_ABORTED)]++;
-          packets++;
-        }
+        while (r.next(p)) frames.push_back(p.data);
       }
+      KernelCounts kc = kernel_pass(path, json, prog, frames);
+      for (int i = 1; i < kKernelTries && kc.took >= kTokenRefill; ++i)
+        kc = kernel_pass(path, json, prog, frames);
+      ASSERT_LT(kc.took, kTokenRefill)
+          << "the kernel's pass took " << kc.took.count() / 1000 << " us in each of "
+          << kKernelTries << " tries; the host is too loaded";
+      const std::array<uint64_t, 5>& kernel = kc.verdicts;
+      const uint64_t packets = frames.size();
       const std::string stats = dir_ + "/stats.json";
       fs::remove(stats);
       const std::string cmd = std::string(KNOD_BIN) + " run " + path + " -p " + prog + " -r " +

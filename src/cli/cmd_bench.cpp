@@ -198,7 +198,7 @@ class Column {
   void round() {
     knod::device::Batch& b = pk_.b;
     const knod::device::ChunkFn fn = [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
-      rt_.run_packets(*ex_, b, lo, hi, cpu);
+      rt_.run_packets(*ex_, b, lo, hi, cpu, dev_.backward(cpu));
     };
     // One worker runs on this thread (CpuDevice: the caller is worker 0): its CPU time, which
     // like the kernel's non-preemptible test_run loop excludes time the scheduler gave to

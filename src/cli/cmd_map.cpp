@@ -1,9 +1,9 @@
 // `knod map list OBJ` and `knod map dump OBJ [--map-load F.json] [-m NAME]`: an object's maps
 // after creation and preload, as `bpftool map show` / `bpftool map dump` print kernel maps.
 #include <fmt/core.h>
-#include <memory>
 #include <fmt/format.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"

@@ -2,9 +2,9 @@
 // `bpftool prog show` / `bpftool prog dump xlated` print loaded ones — type, section,
 // instruction count, maps; disassembly with helper and map names.
 #include <fmt/core.h>
-#include <memory>
 #include <fmt/format.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"

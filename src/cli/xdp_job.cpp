@@ -259,7 +259,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       gpu->run(st.b);
     else
       dev.run_chunks(n, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
-        rt.run_packets(*ex, st.b, lo, hi, cpu);
+        rt.run_packets(*ex, st.b, lo, hi, cpu, dev.backward(cpu));
       });
     if (opts.xfrm) xdp_len.assign(st.b.data_len, st.b.data_len + n), opts.xfrm->run(st.b, n, keep);
     res.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

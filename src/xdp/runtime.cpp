@@ -196,7 +196,7 @@ void Runtime::run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint
 }
 
 // kClock: the batch has clock_ns (two loops, so that the usual one neither tests nor keeps it).
-template <bool kClock>
+template <bool kClock, bool kBackward>
 void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, uint32_t end) {
   // A copy: stores through the output arrays cannot alias it, so the array pointers stay in
   // registers or the frame instead of being reloaded from the caller's Batch after every store.
@@ -232,10 +232,12 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
     ++counts[XDP_ABORTED];
     ++faults[uint32_t(f)];
   };
-  uint8_t* frame = bt.frames + size_t(begin) * bt.stride;
-  for (uint32_t i = begin; i < end; ++i, frame += bt.stride) {
-    if (i + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
-      const uint8_t* next = frame + bt.stride + bt.data_off[i + 1];
+  const ptrdiff_t step = kBackward ? -ptrdiff_t(bt.stride) : ptrdiff_t(bt.stride);
+  uint8_t* frame = bt.frames + size_t(kBackward ? end - 1 : begin) * bt.stride;
+  for (uint32_t k = begin; k < end; ++k, frame += step) {
+    const uint32_t i = kBackward ? end - 1 - (k - begin) : k;
+    if (k + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
+      const uint8_t* next = frame + step + bt.data_off[kBackward ? i - 1 : i + 1];
       __builtin_prefetch(next, 1);
       __builtin_prefetch(next + 64, 1);
     }
@@ -293,7 +295,7 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
 }
 
 void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
-                          uint32_t cpu) {
+                          uint32_t cpu, bool backward) {
   const bool drain = opts_.perf || opts_.ringbuf;
   if (cpu >= opts_.ncpus) {  // a bad worker index: every slot aborted, counted on cpu 0
     for (uint32_t i = begin; i < end; ++i)
@@ -303,10 +305,14 @@ void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin
   PerCpu& pc = prime(ex, cpu);
   const bool full = batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index &&
                     batch.redirect && batch.fault;
-  if (full && pc.body && !drain && batch.stride > device::kTailroom && pc.buff.packet_region >= 0)
-    batch.clock_ns ? run_native<true>(pc, batch, begin, end)
-                   : run_native<false>(pc, batch, begin, end);
-  else if (full)
+  if (full && pc.body && !drain && batch.stride > device::kTailroom && pc.buff.packet_region >= 0) {
+    if (backward)
+      batch.clock_ns ? run_native<true, true>(pc, batch, begin, end)
+                     : run_native<false, true>(pc, batch, begin, end);
+    else
+      batch.clock_ns ? run_native<true, false>(pc, batch, begin, end)
+                     : run_native<false, false>(pc, batch, begin, end);
+  } else if (full)  // forward only: the slow path, a sink or an interpreter
     run_range<true>(pc, ex, batch, begin, end, cpu, drain);
   else
     run_range<false>(pc, ex, batch, begin, end, cpu, drain);

@@ -82,8 +82,10 @@ class Runtime {
   RunResult run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
   /// run_packet for slots [begin, end) on worker `cpu`, in order, prefetching each next
   /// packet's first 128 bytes (CpuDevice::run_chunks). Results are in the batch arrays.
+  /// `backward`: from end - 1 down to begin on the native path (CpuDevice::backward(cpu):
+  /// cache placement only, the results are the same).
   void run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
-                   uint32_t cpu);
+                   uint32_t cpu, bool backward = false);
 
   /// Packets per verdict (index = enum xdp_action) and per fault (index = vm::Fault;
   /// kNone: the packets that did not fault, derived from the others).
@@ -136,8 +138,8 @@ class Runtime {
   /// run_range for the common case: a native body on the kept stack (pc.body), every optional
   /// array of the batch present, no output sink to drain. Per packet it sets only what a run
   /// reads or may change; the rest (and after a fault, what the fault left) is reset out of
-  /// line.
-  template <bool kClock>
+  /// line. kBackward: slots end - 1 down to begin.
+  template <bool kClock, bool kBackward>
   void run_native(PerCpu& pc, const device::Batch& batch, uint32_t begin, uint32_t end);
   /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
   template <bool kFull>

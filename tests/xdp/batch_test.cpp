@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "device/cpu/batch_store.h"
 #include "insns.h"
@@ -109,6 +111,66 @@ TEST(RunPackets, NativeLoopMatchesTheInterpreter) {
   EXPECT_EQ(sj.b.fault[1], uint8_t(vm::Fault::kOutOfBounds));
   EXPECT_EQ(sj.b.verdict[4], uint32_t(XDP_TX));
   EXPECT_EQ(rj.fault_count(vm::Fault::kOutOfBounds), 4u);
+}
+
+// The native loop walking down (CpuDevice::backward's order for worker 0 of several) leaves
+// every slot as walking up does: verdicts, faults, heads and counters; the slot run after a
+// fault or a refused layout is now the one below it.
+TEST(RunPackets, BackwardNativeLoopLeavesTheSameSlots) {
+  loader::Object obj = object();
+  jit::JitOptions o;
+  o.ctx = jit::CtxKind::kXdp;
+  jit::JitExecutor jit(o);
+  Runtime up(obj, "p", {}), down(obj, "p", {});
+  device::BatchStore su(kSlots), sd(kSlots);
+  fill(su);
+  fill(sd);
+  for (int pass = 0; pass < 2; ++pass) {
+    up.run_packets(jit, su.b, 0, kSlots, 0, false);
+    down.run_packets(jit, sd.b, 0, kSlots, 0, true);
+    for (uint32_t i = 0; i < kSlots; ++i) {
+      EXPECT_EQ(sd.b.verdict[i], su.b.verdict[i]) << "pass " << pass << " slot " << i;
+      EXPECT_EQ(sd.b.fault[i], su.b.fault[i]) << "pass " << pass << " slot " << i;
+      EXPECT_EQ(sd.b.data_off[i], su.b.data_off[i]) << "pass " << pass << " slot " << i;
+      EXPECT_EQ(sd.b.data_len[i], su.b.data_len[i]) << "pass " << pass << " slot " << i;
+    }
+  }
+  EXPECT_EQ(sd.b.verdict[1], uint32_t(XDP_ABORTED));  // the fault
+  EXPECT_EQ(sd.b.verdict[0], uint32_t(XDP_PASS));     // run after it
+  for (uint32_t a = XDP_ABORTED; a <= XDP_REDIRECT; ++a)
+    EXPECT_EQ(down.verdict_count(a), up.verdict_count(a)) << a;
+  EXPECT_EQ(down.fault_count(vm::Fault::kOutOfBounds), 4u);
+}
+
+// BatchStore's arrays: each on pages of its own, at least a page past the previous array's
+// last byte (no line shared, a prefetcher's overrun lands in the gap), all zero, and the
+// frames at kFrameSize apart.
+TEST(BatchStoreLayout, ArraysOnTheirOwnPagesAGapApart) {
+  for (uint32_t cap : {1u, 100u, 1024u, 1230u}) {
+    device::BatchStore s(cap);
+    const device::Batch& b = s.b;
+    EXPECT_EQ(b.count, cap);
+    EXPECT_EQ(b.stride, device::kFrameSize);
+    struct Array {
+      const void* p;
+      size_t bytes;
+    };
+    const Array arrays[] = {
+        {b.data_off, cap * 4u},        {b.data_len, cap * 4u},       {b.meta_len, cap * 4u},
+        {b.ingress_ifindex, cap * 4u}, {b.rx_queue_index, cap * 4u}, {b.verdict, cap * 4u},
+        {b.redirect, cap * 8u},        {s.clock(), cap * 8u},        {b.fault, cap * 1u}};
+    for (size_t k = 0; k < std::size(arrays); ++k) {
+      const auto at = reinterpret_cast<uintptr_t>(arrays[k].p);
+      EXPECT_EQ(at % 4096, 0u) << "cap " << cap << " array " << k;
+      const auto* bytes = static_cast<const uint8_t*>(arrays[k].p);
+      EXPECT_TRUE(std::all_of(bytes, bytes + arrays[k].bytes, [](uint8_t x) { return x == 0; }));
+      if (k > 0) {
+        const auto prev_end = reinterpret_cast<uintptr_t>(arrays[k - 1].p) + arrays[k - 1].bytes;
+        EXPECT_GE(at, prev_end + 4096) << "cap " << cap << " array " << k;
+      }
+    }
+    EXPECT_EQ(s.slot(cap - 1), b.frames + size_t(cap - 1) * device::kFrameSize);
+  }
 }
 
 }  // namespace

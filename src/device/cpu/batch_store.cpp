@@ -10,40 +10,49 @@
 namespace knod::device {
 namespace {
 
-constexpr size_t kLine = 64;
+constexpr size_t kPage = 4096;
+constexpr size_t kArrays = 9;
 
-size_t lines(size_t bytes) {
-  return (bytes + kLine - 1) / kLine * kLine;
+/// Bytes of the region of an array of `bytes`: rounded up to pages, plus one page of gap.
+/// The arrays lie a gap apart: a worker whose sweep of its slots ends at an array's last
+/// lines runs its hardware prefetcher on into the gap, not into the first lines of the next
+/// array, which another worker writes (CpuDevice::backward explains the same at the
+/// boundary between two workers' slots).
+size_t region(size_t bytes) {
+  return (bytes + kPage - 1) / kPage * kPage + kPage;
 }
 
 }  // namespace
 
 void BatchStore::Free::operator()(uint8_t* p) const {
-  ::operator delete(p, std::align_val_t(kLine));
+  ::operator delete(p, std::align_val_t(kPage));
 }
 
 BatchStore::BatchStore(uint32_t capacity)
     : capacity_(capacity), frames_(size_t(capacity) * kFrameSize) {
-  const size_t n = capacity, u32 = lines(n * 4), u64 = lines(n * 8), u8 = lines(n);
-  const size_t total = 6 * u32 + 2 * u64 + u8 + kLine;  // + a line so that 0 slots still allocate
+  const size_t n = capacity;
+  const size_t bytes[kArrays] = {n * 4, n * 4, n * 4, n * 4, n * 4, n * 4, n * 8, n * 8, n};
+  size_t total = 0;
+  for (size_t k = 0; k < kArrays; ++k) total += region(bytes[k]);
   arrays_.reset(
-      static_cast<uint8_t*>(::operator new(total, std::align_val_t(kLine), std::nothrow)));
+      static_cast<uint8_t*>(::operator new(total, std::align_val_t(kPage), std::nothrow)));
   if (!arrays_) throw Error("batch: out of memory for " + std::to_string(capacity) + " slots");
   std::memset(arrays_.get(), 0, total);
   uint8_t* at = arrays_.get();
-  auto take = [&](size_t bytes) { return std::exchange(at, at + bytes); };
+  size_t k = 0;
+  auto take = [&] { return std::exchange(at, at + region(bytes[k++])); };  // in `bytes` order
   b.count = capacity;
   b.stride = kFrameSize;
   b.frames = frames_.data();
-  b.data_off = reinterpret_cast<uint32_t*>(take(u32));
-  b.data_len = reinterpret_cast<uint32_t*>(take(u32));
-  b.meta_len = reinterpret_cast<uint32_t*>(take(u32));
-  b.ingress_ifindex = reinterpret_cast<uint32_t*>(take(u32));
-  b.rx_queue_index = reinterpret_cast<uint32_t*>(take(u32));
-  b.verdict = reinterpret_cast<uint32_t*>(take(u32));
-  b.redirect = reinterpret_cast<uint64_t*>(take(u64));
-  clock_ = reinterpret_cast<uint64_t*>(take(u64));
-  b.fault = take(u8);
+  b.data_off = reinterpret_cast<uint32_t*>(take());
+  b.data_len = reinterpret_cast<uint32_t*>(take());
+  b.meta_len = reinterpret_cast<uint32_t*>(take());
+  b.ingress_ifindex = reinterpret_cast<uint32_t*>(take());
+  b.rx_queue_index = reinterpret_cast<uint32_t*>(take());
+  b.verdict = reinterpret_cast<uint32_t*>(take());
+  b.redirect = reinterpret_cast<uint64_t*>(take());
+  clock_ = reinterpret_cast<uint64_t*>(take());
+  b.fault = take();
 }
 
 }  // namespace knod::device

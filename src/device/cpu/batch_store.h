@@ -1,10 +1,12 @@
 // Host memory for one device::Batch: `capacity` frames of kFrameSize bytes (a FrameBuffer,
-// huge pages) and the batch's per-packet arrays. Every array starts on its own 64-byte cache
-// line and is padded to a whole line, so that two arrays never share a line (separate heap
+// huge pages) and the batch's per-packet arrays. Every array starts on pages of its own,
+// one page after the previous array's last: no two arrays share a line (separate heap
 // vectors put one array's end and the next one's start into one line, which the workers at
-// both ends of a batch wrote every time). Within an array, workers still share the line
-// where one's packets end and another's begin, unless that index is a multiple of 16
-// (CpuDevice home slices start on multiples of the chunk, 64 by default).
+// both ends of a batch wrote every time), and a worker's hardware prefetcher running past
+// an array's end reaches the gap, not the next array's first lines, which another worker
+// writes. Within an array, workers meet where one's packets end and another's begin
+// (CpuDevice home slices start on multiples of the chunk, 64 by default);
+// CpuDevice::backward makes them walk apart from there.
 #pragma once
 
 #include <cstddef>

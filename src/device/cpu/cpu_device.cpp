@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -26,6 +27,15 @@ constexpr int kSpin = 2000;
 /// Smallest claim (items) once a slice is nearly done: per-claim setup stays small next to
 /// the packets it covers.
 constexpr uint64_t kMinClaim = 8;
+/// Items (mean, ns) heavy enough that helping with another worker's slice pays for moving
+/// their lines to this core (~100-300 ns an item under a hypervisor; see Pool::claim).
+constexpr double kHelpItemNs = 300;
+/// An owner that has not claimed for this long (ns; or four of the helper's mean claim
+/// times, if longer) is taken as stalled (descheduled), and helped.
+constexpr double kStallNs = 3000;
+/// Pause-loop iterations between two looks at a slice whose owner is finishing it.
+constexpr int kPollSpin = 16;
+using Clock = std::chrono::steady_clock;
 
 /// Worker k > 0 runs only on the k-th CPU (mod their number) of the constructing thread's
 /// affinity mask, as DPDK and VPP pin their worker cores. Unpinned, the scheduler may wake a
@@ -93,47 +103,98 @@ struct CpuDevice::Pool {
   uint32_t job_chunk = 64;
   /// The batch cut into one contiguous slice per worker, chunk-aligned: a worker's home
   /// slice is the same packet slots batch after batch (their lines stay in its cache). What
-  /// is left of it is [front, back), one word: its worker claims from the front, the others
-  /// take from the back, so the packets a helper takes are the slice's last ones batch after
-  /// batch (their lines stay in the helper's cache) instead of any chunk near the meeting
-  /// point.
+  /// is left of it is [front, back), one word; `start` is the run's whole slice. Its worker
+  /// claims from the end it walks from (CpuDevice::backward), a helper from the other end.
   struct alignas(64) Slice {
     std::atomic<uint64_t> range{0};  ///< front << 32 | back
+    std::atomic<uint64_t> start{0};  ///< range at the start of the run (set before publishing)
   };
   std::unique_ptr<Slice[]> slices;
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
   std::exception_ptr error;                   ///< guarded by mu
 
-  /// Worker `cpu` runs its home slice first, then helps the slices still unfinished.
-  /// Claims shrink as a slice drains (guided self-scheduling): half of what is left from the
-  /// front of its own slice, a quarter from the back of another's, between kMinClaim and
-  /// job_chunk, so that the workers finish within a few packets of each other instead of up
-  /// to a whole chunk apart (the caller waits for the last claim). Halves, not quarters, on
-  /// the own slice: 512 packets in ~11 claims instead of ~17 (each claim is a CAS and the
-  /// caller's per-chunk setup, ~12 ns).
+  bool backward(uint32_t cpu) const { return workers > 1 && cpu % 2 == 0; }
+
+  /// Claims and runs up to `part` (a divisor of what is left) of slice `s`, at least `least`
+  /// and at most `most` items, from its front (`front_end`) or its back. Returns the items
+  /// run, 0 when the slice is empty. `r`: the slice's range as last read, updated.
+  uint32_t take_from(Slice& s, uint64_t& r, bool front_end, uint32_t part, uint64_t least,
+                     uint64_t most, uint32_t cpu) {
+    for (;;) {
+      const uint32_t front = uint32_t(r >> 32), back = uint32_t(r);
+      if (front >= back) return 0;
+      const uint32_t n = uint32_t(std::min<uint64_t>(
+          std::clamp<uint64_t>((back - front) / part, least, most), back - front));
+      const uint32_t lo = front_end ? front : back - n, hi = front_end ? front + n : back;
+      const uint64_t rest = front_end ? (uint64_t(hi) << 32 | back) : (uint64_t(front) << 32 | lo);
+      if (!s.range.compare_exchange_weak(r, rest, std::memory_order_relaxed)) continue;
+      fn(ctx, lo, hi, cpu);
+      r = s.range.load(std::memory_order_relaxed);
+      return n;
+    }
+  }
+
+  /// Worker `cpu` runs its home slice, then helps the slices still unfinished.
+  /// Own claims shrink as the slice drains (guided self-scheduling): half of what is left,
+  /// between kMinClaim and job_chunk (512 packets in ~11 claims; each claim is a CAS and the
+  /// caller's per-chunk setup, ~12 ns), so that the workers finish within a few packets of
+  /// each other. Helping moves the helped items' lines (frame, batch arrays) to this core,
+  /// ~100-300 ns an item under a hypervisor: for XDP programs of 8-50 ns a packet it costs more
+  /// than waiting for the owner, and the moved lines move back in the next batch (a minimal
+  /// XDP program on 2 workers, batch arrays apart, neighbours walking apart: 1.09x one worker's
+  /// rate with help for every slice, 1.45x with none). So a worker helps a slice only when its
+  /// items are heavy (kHelpItemNs, e.g. ESP), its owner has not started on it (asleep, late),
+  /// or its owner stalls (no claim for kStallNs or four of this worker's mean claim times:
+  /// descheduled); it takes a quarter of what is left at a time.
   void claim(uint32_t cpu) {
     const uint64_t most = job_chunk, least = workers == 1 ? most : std::min(most, kMinClaim);
     try {
-      for (uint32_t k = 0; k < workers; ++k) {
-        Slice& s = slices[(cpu + k) % workers];
-        const bool own = k == 0;
-        uint64_t r = s.range.load(std::memory_order_relaxed);
-        for (;;) {
-          const uint32_t front = uint32_t(r >> 32), back = uint32_t(r);
-          if (front >= back) break;
-          const uint32_t take = uint32_t(std::min<uint64_t>(
-              std::clamp<uint64_t>((back - front) / (own ? 2 : 4), least, most), back - front));
-          const uint32_t lo = own ? front : back - take, hi = own ? front + take : back;
-          const uint64_t rest = own ? (uint64_t(hi) << 32 | back) : (uint64_t(front) << 32 | lo);
-          if (!s.range.compare_exchange_weak(r, rest, std::memory_order_relaxed)) continue;
-          fn(ctx, lo, hi, cpu);
-          r = s.range.load(std::memory_order_relaxed);
-        }
+      Slice& own = slices[cpu];
+      const bool back = backward(cpu);
+      const auto t0 = Clock::now();
+      uint64_t r = own.range.load(std::memory_order_relaxed), items = 0, claims = 0;
+      while (const uint32_t n = take_from(own, r, !back, 2, least, most, cpu)) {
+        items += n;
+        ++claims;
       }
+      if (workers == 1) return;
+      const double own_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+      const bool heavy = items == 0 || own_ns / double(items) > kHelpItemNs;
+      const double stall_ns = std::max(kStallNs, claims ? 4 * own_ns / double(claims) : 0.0);
+      for (uint32_t k = 1; k < workers; ++k)
+        help(uint32_t((cpu + k) % workers), heavy, stall_ns, least, most, cpu);
     } catch (...) {
       std::lock_guard lock(mu);
       if (!error) error = std::current_exception();
       for (uint32_t w = 0; w < workers; ++w) slices[w].range.store(0);  // stop all
+    }
+  }
+
+  /// claim()'s help with worker `owner`'s slice: from the end its owner walks toward.
+  void help(uint32_t owner, bool heavy, double stall_ns, uint64_t least, uint64_t most,
+            uint32_t cpu) {
+    Slice& s = slices[owner];
+    const bool front_end = backward(owner);  // the owner walks down: help from the front
+    uint64_t r = s.range.load(std::memory_order_relaxed);
+    // Heavy items, or an owner that never claimed: help at once.
+    bool stalled = heavy || r == s.start.load(std::memory_order_relaxed);
+    auto changed = Clock::now();
+    for (;;) {
+      const uint32_t front = uint32_t(r >> 32), back = uint32_t(r);
+      if (front >= back) return;
+      if (stalled) {
+        if (!take_from(s, r, front_end, 4, least, most, cpu)) return;
+        continue;
+      }
+      for (int i = 0; i < kPollSpin; ++i) cpu_relax();  // the owner is on it: watch
+      const uint64_t now_r = s.range.load(std::memory_order_relaxed);
+      const auto now = Clock::now();
+      if (now_r != r) {
+        r = now_r;
+        changed = now;
+      } else if (std::chrono::duration<double, std::nano>(now - changed).count() > stall_ns) {
+        stalled = true;
+      }
     }
   }
 
@@ -196,6 +257,10 @@ uint32_t CpuDevice::workers() const {
   return pool_->workers;
 }
 
+bool CpuDevice::backward(uint32_t cpu) const {
+  return pool_->backward(cpu);
+}
+
 void CpuDevice::run(uint32_t count, const PacketFn& fn) {
   run_chunks(count, [&fn](uint32_t lo, uint32_t hi, uint32_t cpu) {
     for (uint32_t i = lo; i < hi; ++i) fn(i, cpu);
@@ -223,6 +288,7 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
   for (uint32_t w = 0; w < p.workers; ++w) {
     const uint64_t lo = std::min<uint64_t>(chunks * w / p.workers * c, count);
     const uint64_t hi = std::min<uint64_t>(chunks * (w + 1) / p.workers * c, count);
+    p.slices[w].start.store(lo << 32 | hi, std::memory_order_relaxed);
     p.slices[w].range.store(lo << 32 | hi, std::memory_order_relaxed);
   }
   const bool helpers = !p.threads.empty();

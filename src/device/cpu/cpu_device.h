@@ -21,8 +21,9 @@ namespace knod::device {
 /// Runs packet `packet` on worker `cpu` (< CpuDevice::workers()). Called concurrently for
 /// distinct cpus; never twice at once for the same cpu.
 using PacketFn = std::function<void(uint32_t packet, uint32_t cpu)>;
-/// Runs packets [begin, end) on worker `cpu`, in order (VPP-style vector processing: per-chunk
-/// setup hoisted, the next packet prefetched). Same concurrency rules as PacketFn.
+/// Runs packets [begin, end) on worker `cpu`, in order, up or down as CpuDevice::backward(cpu)
+/// advises (VPP-style vector processing: per-chunk setup hoisted, the next packet
+/// prefetched). Same concurrency rules as PacketFn.
 using ChunkFn = std::function<void(uint32_t begin, uint32_t end, uint32_t cpu)>;
 
 struct CpuOptions {
@@ -49,6 +50,14 @@ class CpuDevice {
   CpuDevice& operator=(const CpuDevice&) = delete;
 
   uint32_t workers() const;
+  /// Whether worker `cpu` walks its home slice from the back (even workers, when there are
+  /// several): neighbouring workers then start at their shared boundary and walk apart, and a
+  /// worker's hardware prefetcher, running ahead of its sweep, fetches its own next lines
+  /// instead of the first lines of its neighbour's slice (which that neighbour then has to
+  /// take back, line by line, in the next batch; docs/PERFORMANCE.md, session 11). Its
+  /// claims come from the back; a ChunkFn does best to run [begin, end) from end - 1 down
+  /// (xdp::Runtime::run_packets' `backward`). Cache advice only: any order is correct.
+  bool backward(uint32_t cpu) const;
   /// Tells the worker threads that no run follows soon: they sleep at once instead of polling
   /// for the next run (~20-50 us of a core each), e.g. while other work takes the cores. The
   /// next run wakes them (a futex wake-up, a few us later than from polling).
@@ -56,13 +65,15 @@ class CpuDevice {
   /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.
   /// The calling thread is worker 0 (workers = 1 runs everything inline, no thread hand-off).
   /// [0, count) is cut into one contiguous, chunk-aligned home slice per worker (the same
-  /// slots go to the same worker batch after batch, so their cache lines stay put); a worker
-  /// claims its slice in index order, `chunk` packets at a time and fewer (half of what is
-  /// left, at least 8) as the slice drains, then helps with the slices still unclaimed,
-  /// taking from their back ends, so that the slots a helper takes are the same ones batch
-  /// after batch (a late or descheduled worker delays nobody; the workers finish a few
-  /// packets apart). If fn throws, the first
-  /// exception is rethrown here after the others finish. Not reentrant (one run at a time).
+  /// slots go to the same worker batch after batch, so their cache lines stay put). A worker
+  /// claims its slice from one end (the front, or the back where backward(cpu)), `chunk`
+  /// items at a time and fewer (half of what is left, at least 8) as the slice drains; then
+  /// it helps with the slices still unfinished, from the end their owners walk toward, but
+  /// only where that pays for moving the items' lines: heavy items (mean over ~300 ns), an
+  /// owner that has not started (asleep, late) or one that stalls (descheduled). So a late
+  /// or descheduled worker delays the others by a few us at most, and workers of light
+  /// items do not trade slots. If fn throws, the first exception is rethrown here after the
+  /// others finish. Not reentrant (one run at a time).
   void run(uint32_t count, const PacketFn& fn);
   /// run(batch.count, fn).
   void run(const Batch& batch, const PacketFn& fn) { run(batch.count, fn); }

@@ -3,9 +3,11 @@
 #include <linux/bpf.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <chrono>
 #include <cstring>
@@ -134,6 +136,50 @@ uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64
   return r0;
 }
 
+// The runtime's knod_rt_xdp_slots becomes <name>_slots, its knod_rt_body call a call of the
+// program's body (not inlined by the pipeline: the body is NoInline).
+void bind_slots(llvm::Module& m, const std::string& name) {
+  llvm::Function* loop = m.getFunction("knod_rt_xdp_slots");
+  llvm::Function* stub = m.getFunction("knod_rt_body");
+  llvm::Function* body = m.getFunction(subprogram_symbol(name, 0));
+  if (!loop || !stub || !body) throw Error("jit: runtime bitcode without knod_rt_xdp_slots");
+  loop->setName(name + "_slots");
+  stub->replaceAllUsesWith(body);
+  stub->eraseFromParent();
+}
+
+/// Optimised IR instructions of a body above which the slot loop is not compiled: its machine
+/// code would be generated twice (the body stays for the entry and tail calls), and the
+/// examples' compile time (jit/pipeline.h) stays under 50 ms up to this size.
+constexpr size_t kSlotsBodyMax = 700;
+
+// After the pipeline: the optimised body is inlined into <name>_slots, which is cleaned up, so
+// the loop's state lives in registers around the program's code. A body over kSlotsBodyMax
+// instructions, or at -O0, gets no slot loop (it is removed; the caller loops over the body).
+// Returns whether the module has the loop.
+bool inline_body_into_slots(llvm::Module& m, const std::string& name, llvm::TargetMachine* tm,
+                            int level) {
+  llvm::Function* loop = m.getFunction(name + "_slots");
+  llvm::Function* body = m.getFunction(subprogram_symbol(name, 0));
+  size_t size = 0;
+  for (const llvm::BasicBlock& bb : *body) size += bb.size();
+  if (level <= 0 || size > kSlotsBodyMax) {
+    loop->eraseFromParent();
+    return false;
+  }
+  std::vector<llvm::CallBase*> calls;
+  for (llvm::User* u : body->users())
+    if (auto* cb = llvm::dyn_cast<llvm::CallBase>(u); cb && cb->getFunction() == loop)
+      calls.push_back(cb);
+  for (llvm::CallBase* cb : calls) {
+    llvm::InlineFunctionInfo ifi;
+    if (!llvm::InlineFunction(*cb, ifi).isSuccess())
+      throw Error("jit: could not inline the body into its slot loop");
+  }
+  cleanup_function(*loop, tm);
+  return true;
+}
+
 }  // namespace
 
 struct JitExecutor::Impl {
@@ -224,8 +270,13 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   m->setTargetTriple(impl_->jit->getTargetTriple().str());
   std::vector<std::string> keep{lo.name};
   for (uint32_t pc : cp->stats.subprogram_pcs) keep.push_back(subprogram_symbol(lo.name, pc));
+  bool slots = opts_.ctx == CtxKind::kXdp && opts_.slot_loop;
+  if (slots) keep.push_back("knod_rt_xdp_slots");
   link_runtime(*m, keep);
+  if (slots) bind_slots(*m, lo.name);
   optimize(*m, impl_->tm.get(), opts_.opt_level);
+  if (slots && !inline_body_into_slots(*m, lo.name, impl_->tm.get(), opts_.opt_level))
+    slots = false;
   llvm::orc::ThreadSafeModule tsm(std::move(m), std::move(ctx));
   if (auto err = impl_->jit->addIRModule(std::move(tsm)))
     throw Error("jit: " + llvm::toString(std::move(err)));
@@ -239,6 +290,11 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
     cp->subs[pc] = s->toPtr<CompiledProgram::SubFn>();
   }
   cp->body = cp->subs.at(0);
+  if (slots) {
+    auto s = impl_->jit->lookup(lo.name + "_slots");
+    if (!s) throw Error("jit: " + llvm::toString(s.takeError()));
+    cp->slots = s->toPtr<vm::Executor::SlotsFn>();
+  }
   cp->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   cp->compile_cpu_ms = thread_cpu_ms() - c0;  // ORC compiles on this thread (no compile pool)
@@ -258,6 +314,10 @@ vm::Executor::DirectFn JitExecutor::direct(vm::Run& run, const void* handle) {
 
 vm::Executor::BodyFn JitExecutor::direct_body(const void* handle) {
   return static_cast<const CompiledProgram*>(handle)->body;
+}
+
+vm::Executor::SlotsFn JitExecutor::direct_slots(const void* handle) {
+  return static_cast<const CompiledProgram*>(handle)->slots;
 }
 
 uint64_t JitExecutor::run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1,

@@ -19,6 +19,9 @@ struct JitOptions {
   CtxKind ctx = CtxKind::kOpaque;  ///< what r1 is; kXdp enables ctx/packet range analysis
   bool range_analysis = true;      ///< false: every memory access is checked at run time
   bool map_inline = true;          ///< type map lookups and inline ARRAY ones when the Env is known
+  /// kXdp: also compile xdp::run_slot_loop with the body inlined (CompiledProgram::slots) when
+  /// the optimised body is small enough (executor.cpp kSlotsBodyMax); false: never.
+  bool slot_loop = true;
 };
 
 /// Native entry points of one compiled program.
@@ -28,6 +31,8 @@ struct CompiledProgram {
   EntryFn entry = nullptr;
   std::unordered_map<uint64_t, SubFn> subs;  ///< by entry pc (= BPF_PSEUDO_FUNC value)
   SubFn body = nullptr;                      ///< subs[0]: what a tail call to it runs
+  /// xdp::run_slot_loop with the body inlined (CtxKind::kXdp programs only, else nullptr).
+  vm::Executor::SlotsFn slots = nullptr;
   LowerStats stats;
   double compile_ms = 0;      ///< lowering + optimisation + machine code, wall-clock ms
   double compile_cpu_ms = 0;  ///< the same, CPU time of the compiling thread (ms): what the
@@ -66,6 +71,8 @@ class JitExecutor : public vm::Executor {
   DirectFn direct(vm::Run& run, const void* handle) override;
   /// The compiled program's body (CompiledProgram::body, the pc-0 function its entry calls).
   BodyFn direct_body(const void* handle) override;
+  /// CompiledProgram::slots.
+  SlotsFn direct_slots(const void* handle) override;
   const char* name() const override { return "jit"; }
   const JitOptions& options() const { return opts_; }
 

@@ -59,6 +59,11 @@ void link_runtime(llvm::Module& m, const std::vector<std::string>& keep) {
   }
   if (llvm::Linker::linkModules(m, std::move(*rt)))
     throw Error("jit: linking the runtime bitcode failed");
+  // The XDP slot loop calls a body that only a caller keeping it supplies (jit/executor.cpp).
+  if (std::find(keep.begin(), keep.end(), "knod_rt_xdp_slots") == keep.end()) {
+    if (llvm::Function* f = m.getFunction("knod_rt_xdp_slots")) f->eraseFromParent();
+    if (llvm::Function* f = m.getFunction("knod_rt_body")) f->eraseFromParent();
+  }
   for (llvm::Function& f : m) {
     if (f.isDeclaration()) continue;
     if (std::find(keep.begin(), keep.end(), f.getName().str()) == keep.end())
@@ -95,29 +100,46 @@ llvm::ModulePassManager knod_pipeline() {
   return mpm;
 }
 
-}  // namespace
-
-void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level) {
+/// A PassBuilder for `tm` with its analysis managers registered and cross-linked.
+struct Passes {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::PassBuilder pb;
+  explicit Passes(llvm::TargetMachine* tm) : pb(tm) {
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+  }
+};
+
+}  // namespace
+
+void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level) {
+  Passes p(tm);
   if (level == 2) {
-    knod_pipeline().run(m, mam);
+    knod_pipeline().run(m, p.mam);
     return;
   }
   llvm::OptimizationLevel ol = level <= 0   ? llvm::OptimizationLevel::O0
                                : level == 1 ? llvm::OptimizationLevel::O1
                                             : llvm::OptimizationLevel::O3;
   llvm::ModulePassManager mpm =
-      level <= 0 ? pb.buildO0DefaultPipeline(ol) : pb.buildPerModuleDefaultPipeline(ol);
-  mpm.run(m, mam);
+      level <= 0 ? p.pb.buildO0DefaultPipeline(ol) : p.pb.buildPerModuleDefaultPipeline(ol);
+  mpm.run(m, p.mam);
+}
+
+void cleanup_function(llvm::Function& f, llvm::TargetMachine* tm) {
+  Passes p(tm);
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(llvm::InstCombinePass());
+  fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
+  fpm.addPass(llvm::SimplifyCFGPass());
+  fpm.run(f, p.fam);
 }
 
 llvm::CodeGenOptLevel codegen_level(int level) {

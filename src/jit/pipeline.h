@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace llvm {
+class Function;
 class Module;
 class TargetMachine;
 }  // namespace llvm
@@ -23,6 +24,10 @@ void link_runtime(llvm::Module& m, const std::vector<std::string>& keep);
 /// default) knod's pipeline (pipeline.cpp knod_pipeline: half LLVM -O2's compile time), 3
 /// LLVM's -O3 pipeline.
 void optimize(llvm::Module& m, llvm::TargetMachine* tm, int level);
+
+/// A short function pass list (SROA, InstCombine, SimplifyCFG, EarlyCSE) for a function of an
+/// optimised module into which a call was just inlined (the XDP slot loop, jit/executor.cpp).
+void cleanup_function(llvm::Function& f, llvm::TargetMachine* tm);
 
 /// The machine-code optimisation level for knod's -O `level` (0-3): None, Less for 1 and 2,
 /// Aggressive for 3.

@@ -59,6 +59,15 @@ class Executor {
     (void)handle;
     return nullptr;
   }
+  /// A native loop over a run of packets with the body inlined into it, for a caller that
+  /// keeps its stack as for direct_body: fn(state), `state` the caller's loop description
+  /// (xdp::SlotLoop, xdp/slot_loop.h, for a program compiled for XDP). nullptr when the
+  /// executor has none for `handle` (then loop over direct_body).
+  using SlotsFn = void (*)(void* state);
+  virtual SlotsFn direct_slots(const void* handle) {
+    (void)handle;
+    return nullptr;
+  }
   /// Unique per executor object in this process, never reused (addresses are): the key for
   /// caching bind() handles.
   uint64_t serial() const { return serial_; }

@@ -195,24 +195,26 @@ void Runtime::run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint
   }
 }
 
-// kClock: the batch has clock_ns (two loops, so that the usual one neither tests nor keeps it).
-template <bool kClock, bool kBackward>
-void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, uint32_t end) {
-  // A copy: stores through the output arrays cannot alias it, so the array pointers stay in
-  // registers or the frame instead of being reloaded from the caller's Batch after every store.
-  const device::Batch bt = in;
+void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, uint32_t end,
+                         bool backward) {
   vm::Run& run = pc.run;
   Buff& b = pc.buff;
   // The body on the kept stack, as the entry would call it (vm::Executor::BodyFn): prime()
   // registered [fp - kStackSize, fp) as run.stack_region, and every call restores that low end.
-  const vm::Executor::BodyFn body = pc.body;
-  uint8_t* const fp = run.stack + size_t(kStackSize) * kMaxCallDepth;
-  const int32_t region = run.stack_region;
-  const uint64_t ctx = run.ctx_lo;
-  const uint32_t nregions = pc.nregions;                          // the packet, the stack
-  vm::Region& pkt = run.regions[b.packet_region];                 // writable, flat: attach() set it
-  const uint64_t room = uint64_t(bt.stride) - device::kTailroom;  // stride > kTailroom (caller)
-  b.frame_sz = bt.stride;
+  SlotLoop s;
+  s.run = &run;
+  s.buff = &b;
+  s.batch = &in;
+  s.fp = run.stack + size_t(kStackSize) * kMaxCallDepth;
+  s.pkt = &run.regions[b.packet_region];  // writable, flat: attach() set it
+  s.ctx = run.ctx_lo;
+  s.room = uint64_t(in.stride) - device::kTailroom;  // stride > kTailroom (caller)
+  s.begin = begin;
+  s.end = end;
+  s.region = run.stack_region;
+  s.nregions = pc.nregions;  // the packet, the stack
+  s.backward = backward;
+  b.frame_sz = in.stride;
   b.egress_ifindex = 0;
   b.held_lock = 0;
   run.tail_target = nullptr;
@@ -220,78 +222,23 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   run.fault_pc = 0;
   run.exit_now = false;
   run.prng = pc.prng;
-  if (!kClock) run.clock_ns = 0;
-  // Counted here and added at the end, verdicts before faults (fault_count(kNone) subtracts
-  // the faults from the verdicts).
-  std::array<uint64_t, kNumActions> counts{};
-  std::array<uint64_t, kNumFaults> faults{};
-  const auto aborted = [&](uint32_t i, vm::Fault f) {  // the slot's outputs for a fault
-    bt.verdict[i] = XDP_ABORTED;
-    bt.redirect[i] = 0;
-    bt.fault[i] = uint8_t(f);
-    ++counts[XDP_ABORTED];
-    ++faults[uint32_t(f)];
-  };
-  const ptrdiff_t step = kBackward ? -ptrdiff_t(bt.stride) : ptrdiff_t(bt.stride);
-  uint8_t* frame = bt.frames + size_t(kBackward ? end - 1 : begin) * bt.stride;
-  for (uint32_t k = begin; k < end; ++k, frame += step) {
-    const uint32_t i = kBackward ? end - 1 - (k - begin) : k;
-    if (k + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
-      const uint8_t* next = frame + step + bt.data_off[kBackward ? i - 1 : i + 1];
-      __builtin_prefetch(next, 1);
-      __builtin_prefetch(next + 64, 1);
-    }
-    const uint32_t off = bt.data_off[i], len = bt.data_len[i], meta = bt.meta_len[i];
-    if (meta > off || len < kEthHlen || uint64_t(off) + len > room) [[unlikely]] {
-      aborted(i, vm::Fault::kOutOfBounds);  // an impossible layout does not run
-      continue;
-    }
-    const uint64_t start = reinterpret_cast<uint64_t>(frame);
-    b.data_hard_start = start;
-    b.data = start + off;
-    b.data_meta = b.data - meta;
-    b.data_end = b.data + len;
-    b.ingress_ifindex = bt.ingress_ifindex[i];
-    b.rx_queue_index = bt.rx_queue_index[i];
-    b.redirect = 0;
-    pkt.lo = b.data_meta;
-    pkt.hi = b.data_end;
-    run.nregions = nregions;
-    run.insns_executed = 0;
-    run.tail_calls = 0;
-    if (kClock) run.clock_ns = bt.clock_ns[i];
-    const uint64_t r0 = body(&run, fp, ctx, 0, 0, 0, 0, 1, region);
-    if (run.fault != vm::Fault::kNone || run.exit_now || b.held_lock || run.tail_target)
-        [[unlikely]] {
-      const vm::Fault fault = run.fault;
-      if (b.held_lock)  // only after a fault: the verifier forces the unlock
-        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(b.held_lock)).store(0);
-      b.held_lock = 0;
-      run.tail_target = nullptr;
-      run.fault = vm::Fault::kNone;
-      run.fault_pc = 0;
-      run.exit_now = false;
-      run.regions[region].lo = reinterpret_cast<uint64_t>(fp) - kStackSize;
-      if (fault != vm::Fault::kNone) {
-        aborted(i, fault);
-        continue;
-      }
-    }
-    const uint32_t verdict = uint32_t(r0) <= XDP_REDIRECT ? uint32_t(r0) : uint32_t(XDP_ABORTED);
-    bt.redirect[i] = verdict == XDP_REDIRECT ? b.redirect : 0;
-    bt.data_off[i] = uint32_t(b.data - start);
-    bt.data_len[i] = b.len();
-    bt.meta_len[i] = b.meta_len();
-    bt.verdict[i] = verdict;
-    bt.fault[i] = 0;
-    ++counts[verdict];
+  if (!in.clock_ns) run.clock_ns = 0;
+  if (pc.slots) {
+    pc.slots(&s);  // the same loop, compiled with the body inlined
+  } else {
+    const vm::Executor::BodyFn body = pc.body;
+    run_slot_loop(s, [body](vm::Run* r, uint8_t* fp, uint64_t ctx, int32_t region) {
+      return body(r, fp, ctx, 0, 0, 0, 0, 1, region);
+    });
   }
   pc.prng = run.prng;
+  // Counted by the loop and added here, verdicts before faults (fault_count(kNone) subtracts
+  // the faults from the verdicts).
   const auto add = [](std::atomic<uint64_t>& c, uint64_t n) {  // single writer, as bump()
     if (n) c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   };
-  for (uint32_t a = 0; a < kNumActions; ++a) add(pc.verdicts[a], counts[a]);
-  for (uint32_t k = 1; k < kNumFaults; ++k) add(pc.faults[k], faults[k]);
+  for (uint32_t a = 0; a < kNumActions; ++a) add(pc.verdicts[a], s.counts[a]);
+  for (uint32_t k = 1; k < kNumFaults; ++k) add(pc.faults[k], s.faults[k]);
 }
 
 void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
@@ -306,12 +253,7 @@ void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin
   const bool full = batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index &&
                     batch.redirect && batch.fault;
   if (full && pc.body && !drain && batch.stride > device::kTailroom && pc.buff.packet_region >= 0) {
-    if (backward)
-      batch.clock_ns ? run_native<true, true>(pc, batch, begin, end)
-                     : run_native<false, true>(pc, batch, begin, end);
-    else
-      batch.clock_ns ? run_native<true, false>(pc, batch, begin, end)
-                     : run_native<false, false>(pc, batch, begin, end);
+    run_native(pc, batch, begin, end, backward);
   } else if (full)  // forward only: the slow path, a sink or an interpreter
     run_range<true>(pc, ex, batch, begin, end, cpu, drain);
   else
@@ -353,6 +295,7 @@ Runtime::PerCpu& Runtime::prime(vm::Executor& ex, uint32_t cpu) {
     if (run.stack_region >= 0) run.stack = pc.stack.get();
   }
   pc.body = pc.entry && run.stack ? ex.direct_body(pc.bound) : nullptr;
+  pc.slots = pc.body ? ex.direct_slots(pc.bound) : nullptr;
   pc.nregions = run.nregions;
   return pc;
 }

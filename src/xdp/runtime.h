@@ -20,6 +20,7 @@
 #include "vm/executor.h"
 #include "xdp/buff.h"
 #include "xdp/fib.h"
+#include "xdp/slot_loop.h"
 
 namespace knod::xdp {
 
@@ -51,9 +52,6 @@ struct RunResult {
   vm::Fault fault = vm::Fault::kNone;
   uint32_t fault_pc = 0;  ///< instruction slot of the fault
 };
-
-constexpr uint32_t kNumActions = 5;  ///< XDP_ABORTED..XDP_REDIRECT
-constexpr uint32_t kNumFaults = 7;   ///< vm::Fault values (kNone..kCtxAccess)
 
 class Runtime {
  public:
@@ -116,6 +114,9 @@ class Runtime {
     /// ex->direct_body(bound) when the JIT stack below is kept (run.stack), set by prime():
     /// what run_native calls per packet instead of the entry.
     vm::Executor::BodyFn body = nullptr;
+    /// ex->direct_slots(bound) when `body` is set: the JIT's loop with the body inlined
+    /// (xdp::SlotLoop), what run_native calls instead of looping over `body` itself.
+    vm::Executor::SlotsFn slots = nullptr;
     vm::Run run;  ///< reused by every packet of this cpu (reset per packet)
     Buff buff;
     uint32_t nregions = 1;  ///< regions every run starts with: the packet (+ the stack below)
@@ -138,9 +139,9 @@ class Runtime {
   /// run_range for the common case: a native body on the kept stack (pc.body), every optional
   /// array of the batch present, no output sink to drain. Per packet it sets only what a run
   /// reads or may change; the rest (and after a fault, what the fault left) is reset out of
-  /// line. kBackward: slots end - 1 down to begin.
-  template <bool kClock, bool kBackward>
-  void run_native(PerCpu& pc, const device::Batch& batch, uint32_t begin, uint32_t end);
+  /// line (xdp::run_slot_loop). `backward`: slots end - 1 down to begin.
+  void run_native(PerCpu& pc, const device::Batch& batch, uint32_t begin, uint32_t end,
+                  bool backward);
   /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
   template <bool kFull>
   RunResult finish(device::Batch& batch, uint32_t i, uint32_t cpu, RunResult res, const Buff* b,

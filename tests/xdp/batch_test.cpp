@@ -1,5 +1,7 @@
 // xdp::Runtime::run_packets over a whole device::BatchStore batch: the CPU JIT's native loop
-// (Runtime::run_native: every array present, a native entry, the JIT's kept stack) against
+// (Runtime::run_native: every array present, a native entry, the JIT's kept stack; the
+// xdp::run_slot_loop compiled with the body inlined, or the same loop in knod calling the
+// body, JitOptions::slot_loop) against
 // the reference interpreter's per-packet path (run_range), slot by slot, with a fault, an
 // impossible layout and a head adjustment in the batch, and the packets after them (what a
 // fault leaves in the run must not reach the next packet).
@@ -64,11 +66,31 @@ void fill(device::BatchStore& s) {
   }
 }
 
-TEST(RunPackets, NativeLoopMatchesTheInterpreter) {
-  loader::Object obj = object();
+class RunPackets : public ::testing::TestWithParam<bool> {};  // JitOptions::slot_loop
+
+jit::JitOptions options(bool slot_loop) {
   jit::JitOptions o;
   o.ctx = jit::CtxKind::kXdp;
-  jit::JitExecutor jit(o);
+  o.slot_loop = slot_loop;
+  return o;
+}
+
+// The compiled loop exists exactly where it is asked for (XDP programs), so the cases below
+// run it (true) and the loop in knod (false).
+TEST(SlotLoop, CompiledForXdpProgramsOnly) {
+  loader::Object obj = object();
+  Runtime rt(obj, "p", {});
+  for (bool slot_loop : {true, false}) {
+    jit::JitExecutor jit(options(slot_loop));
+    EXPECT_EQ(jit.direct_slots(jit.bind(rt.program(), &rt.env())) != nullptr, slot_loop);
+  }
+  jit::JitExecutor opaque{jit::JitOptions{}};  // CtxKind::kOpaque
+  EXPECT_EQ(opaque.direct_slots(opaque.bind(rt.program(), &rt.env())), nullptr);
+}
+
+TEST_P(RunPackets, NativeLoopMatchesTheInterpreter) {
+  loader::Object obj = object();
+  jit::JitExecutor jit(options(GetParam()));
   vm::Interpreter interp;
   Runtime rj(obj, "p", {}), ri(obj, "p", {});
   device::BatchStore sj(kSlots), si(kSlots);
@@ -116,11 +138,9 @@ TEST(RunPackets, NativeLoopMatchesTheInterpreter) {
 // The native loop walking down (CpuDevice::backward's order for worker 0 of several) leaves
 // every slot as walking up does: verdicts, faults, heads and counters; the slot run after a
 // fault or a refused layout is now the one below it.
-TEST(RunPackets, BackwardNativeLoopLeavesTheSameSlots) {
+TEST_P(RunPackets, BackwardNativeLoopLeavesTheSameSlots) {
   loader::Object obj = object();
-  jit::JitOptions o;
-  o.ctx = jit::CtxKind::kXdp;
-  jit::JitExecutor jit(o);
+  jit::JitExecutor jit(options(GetParam()));
   Runtime up(obj, "p", {}), down(obj, "p", {});
   device::BatchStore su(kSlots), sd(kSlots);
   fill(su);
@@ -141,6 +161,9 @@ TEST(RunPackets, BackwardNativeLoopLeavesTheSameSlots) {
     EXPECT_EQ(down.verdict_count(a), up.verdict_count(a)) << a;
   EXPECT_EQ(down.fault_count(vm::Fault::kOutOfBounds), 4u);
 }
+
+INSTANTIATE_TEST_SUITE_P(SlotLoop, RunPackets, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "compiled" : "in_knod"; });
 
 // BatchStore's arrays: each on pages of its own, at least a page past the previous array's
 // last byte (no line shared, a prefetcher's overrun lands in the gap), all zero, and the

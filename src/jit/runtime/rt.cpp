@@ -9,6 +9,7 @@
 #include "maps/jhash.h"
 #include "vm/abi.h"
 #include "xdp/buff.h"
+#include "xdp/slot_loop.h"
 
 using knod::vm::Fault;
 using knod::vm::Run;
@@ -128,6 +129,15 @@ KNOD_INLINE void knod_rt_frame(Run* run, int32_t region, void* lo) {
 
 KNOD_INLINE void knod_rt_leave(Run* run, int32_t saved) {
   if (saved >= 0) run->nregions = static_cast<uint32_t>(saved);
+}
+
+// Not inline: the root the JIT keeps (renamed <program>_slots) for XDP programs, the body
+// inlined into it there (jit/executor.cpp); other programs drop it.
+void knod_rt_xdp_slots(void* state) {
+  knod::xdp::run_slot_loop(*static_cast<knod::xdp::SlotLoop*>(state),
+                           [](Run* run, uint8_t* fp, uint64_t ctx, int32_t region) {
+                             return knod_rt_body(run, fp, ctx, 0, 0, 0, 0, 1, region);
+                           });
 }
 
 }  // extern "C"

@@ -80,6 +80,15 @@ void knod_rt_frame(knod::vm::Run* run, int32_t region, void* lo);
 /// Drops the regions added since knod_rt_enter returned `saved`.
 void knod_rt_leave(knod::vm::Run* run, int32_t saved);
 
+/// The loop of xdp::run_slot_loop (xdp/slot_loop.h) over an xdp::SlotLoop `state`, calling
+/// knod_rt_body per packet. jit::JitExecutor renames it to <program>_slots, makes the program's
+/// body the callee and inlines it (vm::Executor::direct_slots); dropped for other programs.
+void knod_rt_xdp_slots(void* state);
+/// Stands for the program's body (the pc-0 function, vm::Executor::BodyFn's signature) in
+/// the runtime bitcode; never defined, replaced at link time.
+uint64_t knod_rt_body(knod::vm::Run* run, void* fp, uint64_t r1, uint64_t r2, uint64_t r3,
+                      uint64_t r4, uint64_t r5, uint32_t depth, int32_t region);
+
 /// Supplied by the target: env static regions check (map value pools).
 bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool write);
 /// Supplied by the host target: maps::Map::lookup(key, run->cpu) of the map at `map` (a

@@ -150,10 +150,10 @@ void bind_slots(llvm::Module& m, const std::string& name) {
 
 /// Optimised IR instructions of a body above which the slot loop is not compiled. With the
 /// loop the body's machine code is generated twice (the body stays for the entry and tail
-/// calls) and the loop once: compile time about doubles (examples, best of 6 compiles:
-/// tailcall 16 -> 33 ms, router 17 -> 35, ddos 25 -> 44, l4lb 26 -> 46), for 5-20% less time
-/// per packet (docs/PERFORMANCE.md). At 700 the two largest examples, nat44 and vlan (~1000
-/// and ~1200 instructions, 38-40 ms without the loop), stay without it, under the 50 ms target.
+/// calls, at -O0 codegen) and the loop once: compile time grows by 60-80% (examples, best of
+/// 6 compiles: tailcall 16 -> 30 ms, ddos 25 -> 37, l4lb 26 -> 39), for 5-20% less time per
+/// packet (docs/PERFORMANCE.md). At 700 the two largest examples, nat44 and vlan (~1000 and
+/// ~1200 instructions, 38-40 ms without the loop), stay without it, under the 50 ms target.
 constexpr size_t kSlotsBodyMax = 700;
 
 // After the pipeline: the optimised body is inlined into <name>_slots, which is cleaned up, so
@@ -180,6 +180,13 @@ bool inline_body_into_slots(llvm::Module& m, const std::string& name, llvm::Targ
       throw Error("jit: could not inline the body into its slot loop");
   }
   cleanup_function(*loop, tm);
+  // The entry and the body itself now serve only what does not run batches on the CPU device
+  // (Runtime::run_packet, a tail call to this program): their IR is optimised already, their
+  // machine code is generated the quick way (FastISel), ~6 ms less per compile.
+  for (llvm::Function* f : {body, m.getFunction(name)}) {
+    f->addFnAttr(llvm::Attribute::NoInline);
+    f->addFnAttr(llvm::Attribute::OptimizeNone);
+  }
   return true;
 }
 

@@ -196,7 +196,7 @@ void Runtime::run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint
 }
 
 void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, uint32_t end,
-                         bool backward) {
+                         bool backward, bool drain) {
   vm::Run& run = pc.run;
   Buff& b = pc.buff;
   // The body on the kept stack, as the entry would call it (vm::Executor::BodyFn): prime()
@@ -214,6 +214,10 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   s.region = run.stack_region;
   s.nregions = pc.nregions;  // the packet, the stack
   s.backward = backward;
+  if (drain) {
+    s.after = [](void* rt) { static_cast<Runtime*>(rt)->drain_outputs(); };
+    s.after_arg = this;
+  }
   b.frame_sz = in.stride;
   b.egress_ifindex = 0;
   b.held_lock = 0;
@@ -252,9 +256,9 @@ void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin
   PerCpu& pc = prime(ex, cpu);
   const bool full = batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index &&
                     batch.redirect && batch.fault;
-  if (full && pc.body && !drain && batch.stride > device::kTailroom && pc.buff.packet_region >= 0) {
-    run_native(pc, batch, begin, end, backward);
-  } else if (full)  // forward only: the slow path, a sink or an interpreter
+  if (full && pc.body && batch.stride > device::kTailroom && pc.buff.packet_region >= 0) {
+    run_native(pc, batch, begin, end, backward, drain);
+  } else if (full)  // forward only: an interpreter, a program without a native body
     run_range<true>(pc, ex, batch, begin, end, cpu, drain);
   else
     run_range<false>(pc, ex, batch, begin, end, cpu, drain);

@@ -137,11 +137,11 @@ class Runtime {
   void run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
                  uint32_t cpu, bool drain);
   /// run_range for the common case: a native body on the kept stack (pc.body), every optional
-  /// array of the batch present, no output sink to drain. Per packet it sets only what a run
-  /// reads or may change; the rest (and after a fault, what the fault left) is reset out of
-  /// line (xdp::run_slot_loop). `backward`: slots end - 1 down to begin.
+  /// array of the batch present. Per packet it sets only what a run reads or may change; the
+  /// rest (and after a fault, what the fault left) is reset out of line (xdp::run_slot_loop).
+  /// `backward`: slots end - 1 down to begin. `drain`: drain_outputs() after every slot.
   void run_native(PerCpu& pc, const device::Batch& batch, uint32_t begin, uint32_t end,
-                  bool backward);
+                  bool backward, bool drain);
   /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
   template <bool kFull>
   RunResult finish(device::Batch& batch, uint32_t i, uint32_t cpu, RunResult res, const Buff* b,

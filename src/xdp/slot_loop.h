@@ -33,6 +33,10 @@ struct SlotLoop {
   int32_t region = 0;     ///< the kept stack's Region index
   uint32_t nregions = 0;  ///< regions every packet starts with (the packet, the stack)
   uint32_t backward = 0;  ///< 1: slots end - 1 down to begin (cache placement only)
+  /// Called after every slot when set, with `after_arg` (Runtime::drain_outputs: perf and
+  /// ring buffer records go to their sinks packet by packet).
+  void (*after)(void* arg) = nullptr;
+  void* after_arg = nullptr;
   /// Out: packets per verdict (index enum xdp_action) and per fault (vm::Fault); added to.
   uint64_t counts[kNumActions] = {};
   uint64_t faults[kNumFaults] = {};
@@ -58,7 +62,9 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
   uint64_t counts[kNumActions] = {}, faults[kNumFaults] = {};
   const ptrdiff_t step = backward ? -ptrdiff_t(bt.stride) : ptrdiff_t(bt.stride);
   uint8_t* frame = bt.frames + size_t(backward ? end - 1 : begin) * bt.stride;
+  void (*const after)(void*) = s.after;
   for (uint32_t k = begin; k < end; ++k, frame += step) {
+    if (after && k != begin) after(s.after_arg);  // the previous slot's records
     const uint32_t i = backward ? end - 1 - (k - begin) : k;
     if (k + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
       const uint8_t* next = frame + step + bt.data_off[backward ? i - 1 : i + 1];
@@ -114,6 +120,7 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
     ++counts[XDP_ABORTED];
     ++faults[uint32_t(fault)];
   }
+  if (after && begin != end) after(s.after_arg);
   for (uint32_t a = 0; a < kNumActions; ++a) s.counts[a] += counts[a];
   for (uint32_t f = 0; f < kNumFaults; ++f) s.faults[f] += faults[f];
 }

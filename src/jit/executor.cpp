@@ -151,7 +151,7 @@ void bind_slots(llvm::Module& m, const std::string& name) {
 /// Optimised IR instructions of a body above which the slot loop is not compiled. With the
 /// loop the body's machine code is generated twice (the body stays for the entry and tail
 /// calls, at -O0 codegen) and the loop once: compile time grows by 60-80% (examples, best of
-/// 6 compiles: tailcall 16 -> 30 ms, ddos 25 -> 37, l4lb 26 -> 39), for 5-20% less time per
+/// 6 compiles: tailcall 16 -> 30 ms, ddos 24 -> 38, l4lb 25 -> 40), for 5-20% less time per
 /// packet (docs/PERFORMANCE.md). At 700 the two largest examples, nat44 and vlan (~1000 and
 /// ~1200 instructions, 38-40 ms without the loop), stay without it, under the 50 ms target.
 constexpr size_t kSlotsBodyMax = 700;

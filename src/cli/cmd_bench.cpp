@@ -170,7 +170,7 @@ class Column {
         cpu_clock_(workers == 1) {
     ex_ = knod::cli::make_executor(device);  // as knod run: interp, or the JIT for xdp_md
     if (auto* jit = dynamic_cast<knod::jit::JitExecutor*>(ex_.get())) {
-      jit->compile(rt_.program(), &rt_.env());
+      jit->compile(rt_.program(), &rt_.env(), /*slot_loop=*/true);  // what bind() runs
       for (const knod::vm::Program* p : rt_.env().programs)  // tail-call targets: compile now
         if (p) jit->compile(*p, &rt_.env());
     }
@@ -187,7 +187,8 @@ class Column {
       knod::loader::Object obj = load(c, workers);
       knod::xdp::Runtime rt(obj, c.prog, runtime_options(workers));
       auto ex = knod::cli::make_executor("cpu");
-      const auto& cp = static_cast<knod::jit::JitExecutor&>(*ex).compile(rt.program(), &rt.env());
+      const auto& cp =
+          static_cast<knod::jit::JitExecutor&>(*ex).compile(rt.program(), &rt.env(), true);
       wall = std::fmin(wall, cp.compile_ms);
       cpu = std::fmin(cpu, cp.compile_cpu_ms);
     }

@@ -24,11 +24,12 @@
 
 namespace knod::cli {
 
-std::unique_ptr<vm::Executor> make_executor(const std::string& device) {
+std::unique_ptr<vm::Executor> make_executor(const std::string& device, bool slot_loop) {
   if (device == "interp") return std::make_unique<vm::Interpreter>();
   if (device == "cpu") {
     jit::JitOptions o;
     o.ctx = jit::CtxKind::kXdp;
+    o.slot_loop = slot_loop;
     return std::make_unique<jit::JitExecutor>(o);
   }
   throw Error(fmt::format(

@@ -49,9 +49,10 @@ struct XfrmStage {
   std::vector<uint32_t> off_, len_, sa_, idx_;
 };
 
-/// Makes the executor for --device: "interp" (reference interpreter) or "cpu" (JIT).
+/// Makes the executor for --device: "interp" (reference interpreter) or "cpu" (JIT; with
+/// `slot_loop`, a Runtime's entry gets the compiled slot loop, jit::JitOptions::slot_loop).
 /// Throws knod::Error for an unknown device (GPU names: see make_device).
-std::unique_ptr<vm::Executor> make_executor(const std::string& device);
+std::unique_ptr<vm::Executor> make_executor(const std::string& device, bool slot_loop = true);
 
 /// The device of a packet run (--device): exactly one of the two is set.
 struct JobDevice {

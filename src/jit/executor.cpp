@@ -142,7 +142,8 @@ void bind_slots(llvm::Module& m, const std::string& name) {
   llvm::Function* loop = m.getFunction("knod_rt_xdp_slots");
   llvm::Function* stub = m.getFunction("knod_rt_body");
   llvm::Function* body = m.getFunction(subprogram_symbol(name, 0));
-  if (!loop || !stub || !body) throw Error("jit: runtime bitcode without knod_rt_xdp_slots");
+  if (!loop || !stub || !body)
+    throw Error("jit: no slot loop, body placeholder or body (" + name + ") in the module");
   loop->setName(name + "_slots");
   stub->replaceAllUsesWith(body);
   stub->eraseFromParent();
@@ -172,7 +173,8 @@ bool inline_body_into_slots(llvm::Module& m, const std::string& name, llvm::Targ
   }
   std::vector<llvm::CallBase*> calls;
   for (llvm::User* u : body->users())
-    if (auto* cb = llvm::dyn_cast<llvm::CallBase>(u); cb && cb->getFunction() == loop)
+    if (auto* cb = llvm::dyn_cast<llvm::CallBase>(u);
+        cb && cb->getFunction() == loop && cb->getCalledOperand() == body)
       calls.push_back(cb);
   for (llvm::CallBase* cb : calls) {
     llvm::InlineFunctionInfo ifi;
@@ -201,13 +203,14 @@ struct JitExecutor::Impl {
     InsnVec insns;        ///< the text compiled (a Program object may be reused for another text)
     uint64_t env_serial;  ///< vm::Env::serial of the maps compiled in, 0 for none
     const CompiledProgram* cp;
+    bool slot_loop;  ///< compiled as asked with slot_loop (cp->slots may still be null)
   };
   std::map<const vm::Program*, Entry> cache;
   std::vector<std::unique_ptr<CompiledProgram>> all;  ///< every compiled program, kept alive
-  const CompiledProgram* find(const vm::Program& prog, uint64_t env_serial) {
+  const CompiledProgram* find(const vm::Program& prog, uint64_t env_serial, bool slot_loop) {
     auto it = cache.find(&prog);
     if (it == cache.end() || it->second.env_serial != env_serial ||
-        it->second.insns.size() != prog.insns.size() ||
+        (slot_loop && !it->second.slot_loop) || it->second.insns.size() != prog.insns.size() ||
         std::memcmp(it->second.insns.data(), prog.insns.data(), prog.insns.size() * sizeof(Insn)) !=
             0)
       return nullptr;
@@ -254,17 +257,19 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
 
 JitExecutor::~JitExecutor() = default;
 
-const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::Env* env) {
+const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::Env* env,
+                                            bool slot_loop) {
   if (!opts_.map_inline) env = nullptr;
   const uint64_t serial = env ? env->serial : 0;
+  slot_loop = slot_loop && opts_.slot_loop && opts_.ctx == CtxKind::kXdp;
   {
     std::shared_lock lock(impl_->mu);
-    if (const CompiledProgram* cp = impl_->find(prog, serial)) return *cp;
+    if (const CompiledProgram* cp = impl_->find(prog, serial, slot_loop)) return *cp;
   }
   std::lock_guard compile_lock(impl_->compile_mu);
   {
     std::shared_lock lock(impl_->mu);
-    if (const CompiledProgram* cp = impl_->find(prog, serial)) return *cp;
+    if (const CompiledProgram* cp = impl_->find(prog, serial, slot_loop)) return *cp;
   }
   auto t0 = std::chrono::steady_clock::now();
   const double c0 = thread_cpu_ms();
@@ -280,7 +285,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   m->setTargetTriple(impl_->jit->getTargetTriple().str());
   std::vector<std::string> keep{lo.name};
   for (uint32_t pc : cp->stats.subprogram_pcs) keep.push_back(subprogram_symbol(lo.name, pc));
-  bool slots = opts_.ctx == CtxKind::kXdp && opts_.slot_loop;
+  bool slots = slot_loop;
   if (slots) keep.push_back("knod_rt_xdp_slots");
   link_runtime(*m, keep);
   if (slots) bind_slots(*m, lo.name);
@@ -311,7 +316,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   std::unique_lock lock(impl_->mu);
   const CompiledProgram* out = cp.get();
   impl_->all.push_back(std::move(cp));
-  impl_->cache[&prog] = Impl::Entry{prog.insns, serial, out};
+  impl_->cache[&prog] = Impl::Entry{prog.insns, serial, out, slot_loop};
   return *out;
 }
 

@@ -19,8 +19,10 @@ struct JitOptions {
   CtxKind ctx = CtxKind::kOpaque;  ///< what r1 is; kXdp enables ctx/packet range analysis
   bool range_analysis = true;      ///< false: every memory access is checked at run time
   bool map_inline = true;          ///< type map lookups and inline ARRAY ones when the Env is known
-  /// kXdp: also compile xdp::run_slot_loop with the body inlined (CompiledProgram::slots) when
-  /// the optimised body is small enough (executor.cpp kSlotsBodyMax); false: never.
+  /// kXdp: programs bound as a Runtime's entry (bind) also get xdp::run_slot_loop with the
+  /// body inlined (CompiledProgram::slots) when the optimised body is small enough
+  /// (executor.cpp kSlotsBodyMax); their entry and standalone body then get -O0 machine code.
+  /// false: never (e.g. `knod test-run`, which times the entry).
   bool slot_loop = true;
 };
 
@@ -52,15 +54,19 @@ class JitExecutor : public vm::Executor {
 
   /// Compiles `prog` (cached by identity and env serial). With `env` (the Env of every run
   /// the code will serve) map lookups are typed and ARRAY lookups inlined (JitOptions).
-  /// Throws knod::Error if it cannot be lowered.
-  const CompiledProgram& compile(const vm::Program& prog, const vm::Env* env = nullptr);
+  /// `slot_loop`: the program is an entry that runs batches (xdp::Runtime binds it), so also
+  /// compile CompiledProgram::slots where JitOptions allow; a program compiled without it is
+  /// compiled again when asked with it. Throws knod::Error if it cannot be lowered.
+  const CompiledProgram& compile(const vm::Program& prog, const vm::Env* env = nullptr,
+                                 bool slot_loop = false);
   /// vm::Executor: compiles on first use, follows tail calls (run.tail_target).
   uint64_t run(vm::Run& run, const vm::Program& prog, uint64_t r1, uint64_t r2) override;
   /// Runs an already compiled program (no lookup); tail calls still go through compile().
   uint64_t run_compiled(vm::Run& run, const CompiledProgram& cp, uint64_t r1, uint64_t r2);
-  /// vm::Executor fast path: compiles `prog` and returns its CompiledProgram.
+  /// vm::Executor fast path: compiles `prog` (with its slot loop) and returns its
+  /// CompiledProgram.
   const void* bind(const vm::Program& prog, const vm::Env* env = nullptr) override {
-    return &compile(prog, env);
+    return &compile(prog, env, true);
   }
   uint64_t run_bound(vm::Run& run, const vm::Program&, const void* handle, uint64_t r1,
                      uint64_t r2) override {

@@ -62,7 +62,8 @@ void link_runtime(llvm::Module& m, const std::vector<std::string>& keep) {
   // The XDP slot loop calls a body that only a caller keeping it supplies (jit/executor.cpp).
   if (std::find(keep.begin(), keep.end(), "knod_rt_xdp_slots") == keep.end()) {
     if (llvm::Function* f = m.getFunction("knod_rt_xdp_slots")) f->eraseFromParent();
-    if (llvm::Function* f = m.getFunction("knod_rt_body")) f->eraseFromParent();
+    if (llvm::Function* f = m.getFunction("knod_rt_body"); f && f->use_empty())
+      f->eraseFromParent();
   }
   for (llvm::Function& f : m) {
     if (f.isDeclaration()) continue;

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <atomic>
+#include <exception>
 
 #include "base/error.h"
 #include "maps/perf_event_array.h"
@@ -214,9 +215,22 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   s.region = run.stack_region;
   s.nregions = pc.nregions;  // the packet, the stack
   s.backward = backward;
+  // The sinks are the caller's code and may throw; the compiled loop cannot unwind (its
+  // bitcode is built without exceptions), so the first exception waits for the loop's end.
+  struct Drain {
+    Runtime* rt;
+    std::exception_ptr error;
+  } drainer{this, nullptr};
   if (drain) {
-    s.after = [](void* rt) { static_cast<Runtime*>(rt)->drain_outputs(); };
-    s.after_arg = this;
+    s.after = [](void* arg) {
+      auto* d = static_cast<Drain*>(arg);
+      try {
+        d->rt->drain_outputs();
+      } catch (...) {
+        if (!d->error) d->error = std::current_exception();
+      }
+    };
+    s.after_arg = &drainer;
   }
   b.frame_sz = in.stride;
   b.egress_ifindex = 0;
@@ -243,6 +257,7 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   };
   for (uint32_t a = 0; a < kNumActions; ++a) add(pc.verdicts[a], s.counts[a]);
   for (uint32_t k = 1; k < kNumFaults; ++k) add(pc.faults[k], s.faults[k]);
+  if (drainer.error) std::rethrow_exception(drainer.error);
 }
 
 void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
@@ -257,7 +272,7 @@ void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin
   const bool full = batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index &&
                     batch.redirect && batch.fault;
   if (full && pc.body && batch.stride > device::kTailroom && pc.buff.packet_region >= 0) {
-    run_native(pc, batch, begin, end, backward, drain);
+    run_native(pc, batch, begin, end, backward && !drain, drain);  // records in packet order
   } else if (full)  // forward only: an interpreter, a program without a native body
     run_range<true>(pc, ex, batch, begin, end, cpu, drain);
   else

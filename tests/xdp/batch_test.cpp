@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <stdexcept>
+#include <vector>
 
 #include "device/cpu/batch_store.h"
 #include "insns.h"
@@ -87,6 +89,22 @@ TEST(SlotLoop, CompiledForXdpProgramsOnly) {
   }
   jit::JitExecutor opaque{jit::JitOptions{}};  // CtxKind::kOpaque
   EXPECT_EQ(opaque.direct_slots(opaque.bind(rt.program(), &rt.env())), nullptr);
+}
+
+// Only an entry (bind, or compile asked for it) gets the loop: a tail-call target compiled
+// by compile() keeps its fully optimised body and no loop; asking for the loop later
+// compiles the program again, and later plain compiles reuse that.
+TEST(SlotLoop, OnlyForEntries) {
+  loader::Object obj = object();
+  Runtime rt(obj, "p", {});
+  jit::JitExecutor jit(options(true));
+  const jit::CompiledProgram& plain = jit.compile(rt.program(), &rt.env());
+  EXPECT_EQ(plain.slots, nullptr);
+  const jit::CompiledProgram& entry = jit.compile(rt.program(), &rt.env(), true);
+  EXPECT_NE(entry.slots, nullptr);
+  EXPECT_NE(&entry, &plain);
+  EXPECT_EQ(&jit.compile(rt.program(), &rt.env()), &entry);
+  EXPECT_EQ(jit.bind(rt.program(), &rt.env()), &entry);
 }
 
 TEST_P(RunPackets, NativeLoopMatchesTheInterpreter) {
@@ -166,33 +184,74 @@ TEST_P(RunPackets, BackwardNativeLoopLeavesTheSameSlots) {
 // With a ring buffer sink set (knod run prints the records), the records leave the ring after
 // every packet, as Runtime::run_packet does: 400 packets of one 16-byte record each would
 // fill the 4 KiB ring (~170 records) if it were drained once per run.
-TEST_P(RunPackets, OutputSinksAreDrainedAfterEveryPacket) {
+// The program copies the packet's first 16 bytes into the ring (bpf_ringbuf_output from the
+// packet), then XDP_PASS. Packet i starts with the bytes of i (little endian).
+loader::Object ring_object() {
   loader::Object obj;
   obj.path = "mem";
   obj.maps.push_back(maps::create_map("ring", {BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, -1}, 1));
   InsnVec p;
-  p << st(BPF_DW, 10, -8, 0x55) << st(BPF_DW, 10, -16, 0x66);
+  p << ldx(BPF_W, 2, 1, 0) << ldx(BPF_W, 3, 1, 4) << mov64_reg(4, 2) << alu64_imm(BPF_ADD, 4, 16)
+    << mov64_imm(0, XDP_DROP) << jmp_reg(BPF_JGT, 4, 3, 7);
   ld_map(p, 1, 0);
-  p << mov64_reg(2, 10) << alu64_imm(BPF_ADD, 2, -16) << mov64_imm(3, 16) << mov64_imm(4, 0)
-    << call(BPF_FUNC_ringbuf_output) << mov64_imm(0, XDP_PASS) << exit_insn();
+  p << mov64_imm(3, 16) << mov64_imm(4, 0) << call(BPF_FUNC_ringbuf_output)
+    << mov64_imm(0, XDP_PASS) << exit_insn() << exit_insn();
   obj.programs.push_back({"p", "xdp", BPF_PROG_TYPE_XDP, p});
+  return obj;
+}
+
+void fill_numbered(device::BatchStore& st, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    st.b.data_off[i] = device::kXdpHeadroom;
+    st.b.data_len[i] = 64;
+    std::memcpy(st.slot(i) + device::kXdpHeadroom, &i, sizeof i);
+  }
+}
+
+// With a ring buffer sink set (knod run prints the records), the records leave the ring after
+// every packet, as Runtime::run_packet does: 400 packets of one 16-byte record each would
+// fill the 4 KiB ring (~170 records) if it were drained once per run. They come out in packet
+// order, also for a worker that walks its slice down (backward is ignored with a sink).
+TEST_P(RunPackets, OutputSinksAreDrainedAfterEveryPacketInOrder) {
+  loader::Object obj = ring_object();
   Options opts;
-  uint32_t records = 0;
+  std::vector<uint32_t> records;
   opts.ringbuf = [&](const maps::Map&, const uint8_t* d, size_t n) {
     EXPECT_EQ(n, 16u);
-    EXPECT_EQ(d[0], 0x66);
-    ++records;
+    uint32_t v;
+    std::memcpy(&v, d, sizeof v);
+    records.push_back(v);
   };
   Runtime rt(obj, "p", opts);
   jit::JitExecutor jit(options(GetParam()));
   constexpr uint32_t kPackets = 400;
   device::BatchStore st(kPackets);
-  for (uint32_t i = 0; i < kPackets; ++i) {
-    st.b.data_off[i] = device::kXdpHeadroom;
-    st.b.data_len[i] = 64;
+  fill_numbered(st, kPackets);
+  for (bool backward : {false, true}) {
+    records.clear();
+    rt.run_packets(jit, st.b, 0, kPackets, 0, backward);
+    ASSERT_EQ(records.size(), kPackets) << "backward " << backward;
+    for (uint32_t i = 0; i < kPackets; ++i) EXPECT_EQ(records[i], i) << "backward " << backward;
   }
-  rt.run_packets(jit, st.b, 0, kPackets, 0);
-  EXPECT_EQ(records, kPackets);
+  EXPECT_EQ(rt.verdict_count(XDP_PASS), 2 * kPackets);
+}
+
+// A sink that throws: the run finishes every packet (the compiled loop cannot unwind), counts
+// them, and run_packets then throws the first exception.
+TEST_P(RunPackets, ASinkThatThrowsStopsNothingAndIsRethrown) {
+  loader::Object obj = ring_object();
+  Options opts;
+  uint32_t calls = 0;
+  opts.ringbuf = [&](const maps::Map&, const uint8_t*, size_t) {
+    if (++calls == 3) throw std::runtime_error("sink full");
+  };
+  Runtime rt(obj, "p", opts);
+  jit::JitExecutor jit(options(GetParam()));
+  constexpr uint32_t kPackets = 10;
+  device::BatchStore st(kPackets);
+  fill_numbered(st, kPackets);
+  EXPECT_THROW(rt.run_packets(jit, st.b, 0, kPackets, 0), std::runtime_error);
+  EXPECT_EQ(calls, kPackets + 1);  // the record whose call threw stays in the ring, comes again
   EXPECT_EQ(rt.verdict_count(XDP_PASS), kPackets);
 }
 

@@ -1,9 +1,11 @@
 // Differential test: every XDP program of every examples/xdp object, on every packet of every
 // examples/pcap capture plus the crafted edge packets (edge_packets.h), run by the kernel
-// (BPF_PROG_TEST_RUN on CPU 0, the oracle) and by knod on both executors (vm::Interpreter and
-// jit::JitExecutor). Per packet it compares the retval, the output bytes (from data_meta, as
-// test_run copies them) and the contents of every map afterwards. The last line printed is
-// "N passed, M failed", N + M = packets x programs x executors.
+// (BPF_PROG_TEST_RUN on CPU 0, the oracle) and by knod three ways: vm::Interpreter and
+// jit::JitExecutor packet by packet (Runtime::run_packet), and the JIT as the CPU device runs
+// it (Runtime::run_packets: the compiled slot loop with the body inlined). Per packet it
+// compares the retval (the verdict on the CPU device path), the output bytes (from data_meta,
+// as test_run copies them) and the contents of every map afterwards. The last line printed is
+// "N passed, M failed", N + M = packets x programs x 3.
 //
 // What differs by nature, and how it is handled (no bytes are masked):
 // - bpf_ktime_get_ns: the kernel's clock is replayed. After the kernel runs a packet, the
@@ -99,7 +101,7 @@ bool is_devmap(const maps::Map& m) {
 
 /// knod's side: its own copy of the object (maps), the runtime and one executor.
 struct KnodSide {
-  std::string executor;  // "interp" | "jit"
+  std::string executor;  // "interp" | "jit" (run_packet) | "cpu" (the JIT, run_packets)
   loader::Object obj;
   std::unique_ptr<xdp::Runtime> rt;
   std::unique_ptr<vm::Executor> ex;
@@ -112,6 +114,7 @@ std::string run_and_compare(KnodSide& s, const Bytes& pkt, const TestRunResult& 
                             const std::set<uint32_t>& ports) {
   std::vector<uint8_t> frame(device::kFrameSize, 0);
   uint32_t off = device::kXdpHeadroom, len = uint32_t(pkt.size()), meta = 0, verdict = 0;
+  uint32_t ifindex = 1, rxq = 0;  // test_run's: the loopback device, queue 0
   uint64_t redirect = 0;
   uint8_t fault = 0;
   if (len <= device::kFrameSize - off) std::copy(pkt.begin(), pkt.end(), frame.begin() + off);
@@ -122,10 +125,26 @@ std::string run_and_compare(KnodSide& s, const Bytes& pkt, const TestRunResult& 
   b.data_off = &off;
   b.data_len = &len;
   b.meta_len = &meta;
+  b.ingress_ifindex = &ifindex;
+  b.rx_queue_index = &rxq;
   b.verdict = &verdict;
   b.redirect = &redirect;
   b.fault = &fault;
-  const xdp::RunResult r = s.rt->run_packet(*s.ex, b, 0, 0);
+  xdp::RunResult r;
+  if (s.executor == "cpu") {
+    // The CPU device's path (CpuDevice::run_chunks calls run_packets): the JIT's slot loop
+    // with the body inlined, where the program gets one. It reports the verdict, not r0.
+    s.rt->run_packets(*s.ex, b, 0, 1, 0);
+    r.verdict = r.retval = verdict;
+    r.redirect = redirect;
+    r.fault = vm::Fault(fault);
+  } else {
+    r = s.rt->run_packet(*s.ex, b, 0, 0);
+  }
+  // What the kernel's retval means as a verdict (> XDP_REDIRECT: XDP_ABORTED).
+  const uint32_t kretval = s.executor != "cpu"        ? k.retval
+                           : k.retval <= XDP_REDIRECT ? k.retval
+                                                      : uint32_t(XDP_ABORTED);
 
   std::ostringstream d;
   if (k.err != 0) {
@@ -135,8 +154,8 @@ std::string run_and_compare(KnodSide& s, const Bytes& pkt, const TestRunResult& 
   } else if (r.fault != vm::Fault::kNone) {
     d << "knod faulted (" << vm::fault_name(r.fault) << " at pc " << r.fault_pc
       << "), kernel retval " << k.retval;
-  } else if (r.retval != k.retval) {
-    d << "retval: kernel " << k.retval << ", knod " << r.retval;
+  } else if (r.retval != kretval) {
+    d << "retval: kernel " << kretval << ", knod " << r.retval;
   } else {
     const Bytes out(frame.begin() + (off - meta), frame.begin() + off + len);
     if (out != k.data_out) {
@@ -232,7 +251,7 @@ TEST_P(Diff, EveryProgramEveryPacketAgreesWithKernel) {
     KernelObject k(path);
     k.preload(json, /*devmap_ifindex=lo*/ 1);
     std::vector<KnodSide> sides;
-    for (const char* exname : {"interp", "jit"}) {
+    for (const char* exname : {"interp", "jit", "cpu"}) {
       KnodSide s;
       s.executor = exname;
       loader::LoadOptions lo;

@@ -23,7 +23,7 @@ bool dumpable(uint32_t type) {
 
 }  // namespace
 
-Outcome run_knod(const Case& c, bool jit) {
+Outcome run_knod(const Case& c, Engine engine) {
   Outcome o;
   loader::Object obj;
   obj.path = "test";
@@ -70,11 +70,18 @@ Outcome run_knod(const Case& c, bool jit) {
     b.redirect = &redirect;
     b.fault = &fault;
     std::unique_ptr<vm::Executor> ex;
-    if (jit)
+    if (engine != Engine::kInterp)
       ex = std::make_unique<jit::JitExecutor>(jit::JitOptions{.ctx = jit::CtxKind::kXdp});
     else
       ex = std::make_unique<vm::Interpreter>();
-    RunResult r = rt.run_packet(*ex, b, 0, 0);
+    RunResult r;
+    if (engine == Engine::kCpu) {
+      rt.run_packets(*ex, b, 0, 1, 0);
+      r.retval = r.verdict = verdict;
+      r.fault = vm::Fault(fault);
+    } else {
+      r = rt.run_packet(*ex, b, 0, 0);
+    }
     o.retval = r.retval;
     o.fault = r.fault;
     o.data_out.assign(frame + off - mlen, frame + off + len);

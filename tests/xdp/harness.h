@@ -44,8 +44,14 @@ struct Outcome {
   std::map<int, std::map<Bytes, Bytes>> map_dump;  ///< HASH/ARRAY maps, by index
 };
 
-/// `jit`: on the CPU JIT (jit::JitExecutor, xdp_md ctx) instead of the reference interpreter.
-Outcome run_knod(const Case& c, bool jit = false);
+/// Which knod path runs the packet.
+enum class Engine {
+  kInterp,  ///< the reference interpreter, Runtime::run_packet
+  kJit,     ///< the CPU JIT (jit::JitExecutor, xdp_md ctx), Runtime::run_packet
+  kCpu,     ///< the CPU JIT as the CPU device runs it: Runtime::run_packets, the compiled
+            ///< slot loop; Outcome::retval is then the verdict (r0 > XDP_REDIRECT: XDP_ABORTED)
+};
+Outcome run_knod(const Case& c, Engine engine = Engine::kInterp);
 Outcome run_kernel(const Case& c);
 /// True when bpf() works; else `why` says why not.
 bool kernel_available(std::string* why);

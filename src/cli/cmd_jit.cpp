@@ -1,6 +1,7 @@
-// `knod jit FILE [-p PROG] [--target x86_64] [-S | --emit-llvm] [-O N] [--stats]`: shows what
-// the JIT makes of a program: LLVM IR (after the runtime is linked and the -O pipeline ran),
-// or host assembly. FILE is an eBPF ELF object (program chosen with -p, prepared as for
+// `knod jit FILE [-p PROG] [--target x86_64] [-S | --emit-llvm] [-O N] [--slot-loop] [--stats]`:
+// shows what the JIT makes of a program: LLVM IR (after the runtime is linked and the -O
+// pipeline ran), or host assembly; --slot-loop adds the CPU device's per-packet loop with the
+// body inlined. FILE is an eBPF ELF object (program chosen with -p, prepared as for
 // `knod run`: maps resolved, XDP ctx), raw instruction slots (`knod asm` output) or assembly
 // text. --stats prints the memory-access counts and the compile time to stderr.
 #include <fmt/core.h>
@@ -28,7 +29,7 @@ namespace {
 
 struct JitArgs {
   std::string file, prog, target = "x86_64", ctx = "auto", out;
-  bool assembly = false, emit_llvm = false, stats = false, no_runtime = false;
+  bool assembly = false, emit_llvm = false, stats = false, no_runtime = false, slot_loop = false;
   int opt = 2;
 };
 
@@ -82,7 +83,10 @@ int run_gpu(const JitArgs& a) {
 }
 
 int run_jit(const JitArgs& a) {
-  if (is_gpu_target(a.target)) return run_gpu(a);
+  if (is_gpu_target(a.target)) {
+    if (a.slot_loop) throw knod::Error("jit: --slot-loop is for the host target (x86_64)");
+    return run_gpu(a);
+  }
   if (a.target != "x86_64" && a.target != "host")
     throw knod::Error(
         "jit: target '" + a.target +
@@ -93,6 +97,7 @@ int run_jit(const JitArgs& a) {
   eo.opt_level = a.opt;
   eo.assembly = a.assembly && !a.emit_llvm;
   eo.link_runtime = !a.no_runtime;
+  eo.slot_loop = a.slot_loop;
   knod::InsnVec insns;
   if (bytes.rfind("\x7f"
                   "ELF",
@@ -158,6 +163,9 @@ KNOD_COMMAND(jit) {
                 "LLVM -O2; 3: LLVM's -O3 pipeline)");
   c->add_option("--ctx", a->ctx, "What r1 is: auto (xdp for ELF objects), xdp, opaque");
   c->add_flag("--no-runtime", a->no_runtime, "IR as lowered: runtime not linked, not optimised");
+  c->add_flag("--slot-loop", a->slot_loop,
+              "XDP, host target: also the per-packet loop the CPU device runs, with the body "
+              "inlined (<name>_slots; none at -O0 or for bodies over 700 IR instructions)");
   c->add_flag("--stats", a->stats, "Print access counts and compile time to stderr");
   c->callback([set_action, a] { set_action([a] { return run_jit(*a); }); });
 }

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "jit/pipeline.h"
+#include "jit/slots.h"
 
 namespace knod::jit {
 
@@ -27,8 +28,12 @@ std::string emit(const InsnVec& insns, const EmitOptions& opts, LowerStats* stat
   if (opts.link_runtime || opts.assembly) {
     std::vector<std::string> keep{lo.name};
     for (uint32_t pc : st.subprogram_pcs) keep.push_back(subprogram_symbol(lo.name, pc));
+    const bool slots = opts.slot_loop && opts.ctx == CtxKind::kXdp;
+    if (slots) keep.push_back(kSlotsRuntimeSymbol);
     link_runtime(*m, keep);
+    if (slots) bind_slots(*m, lo.name);
     optimize(*m, tm.get(), opts.opt_level);
+    if (slots) inline_body_into_slots(*m, lo.name, tm.get(), opts.opt_level);
   }
   std::string out;
   llvm::raw_string_ostream os(out);

@@ -15,6 +15,9 @@ struct EmitOptions {
   CtxKind ctx = CtxKind::kOpaque;
   bool assembly = false;     ///< true: x86-64 assembly; false: LLVM IR
   bool link_runtime = true;  ///< false: IR as lowered (runtime calls left as declarations)
+  /// With ctx kXdp and the runtime linked: also the slot loop the CPU device runs, with the
+  /// body inlined (jit/slots.h; none at -O0 or past kSlotsBodyMax), as knod run compiles it.
+  bool slot_loop = false;
   std::string name = "knod_prog";
   std::vector<MapDesc> maps;  ///< the object's maps (jit/map_desc.h): typed/inlined lookups
 };

@@ -3,11 +3,9 @@
 #include <linux/bpf.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
-#include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
-#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <chrono>
 #include <cstring>
@@ -20,6 +18,7 @@
 #include "jit/map_desc.h"
 #include "jit/pipeline.h"
 #include "jit/runtime/rt.h"
+#include "jit/slots.h"
 #include "maps/map.h"
 #include "vm/tail_call.h"
 #include "xdp/buff.h"
@@ -136,62 +135,6 @@ uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64
   return r0;
 }
 
-// The runtime's knod_rt_xdp_slots becomes <name>_slots, its knod_rt_body call a call of the
-// program's body (not inlined by the pipeline: the body is NoInline).
-void bind_slots(llvm::Module& m, const std::string& name) {
-  llvm::Function* loop = m.getFunction("knod_rt_xdp_slots");
-  llvm::Function* stub = m.getFunction("knod_rt_body");
-  llvm::Function* body = m.getFunction(subprogram_symbol(name, 0));
-  if (!loop || !stub || !body)
-    throw Error("jit: no slot loop, body placeholder or body (" + name + ") in the module");
-  loop->setName(name + "_slots");
-  stub->replaceAllUsesWith(body);
-  stub->eraseFromParent();
-}
-
-/// Optimised IR instructions of a body above which the slot loop is not compiled. With the
-/// loop the body's machine code is generated twice (the body stays for the entry and tail
-/// calls, at -O0 codegen) and the loop once: compile time grows by 60-80% (examples, best of
-/// 6 compiles: tailcall 16 -> 30 ms, ddos 24 -> 38, l4lb 25 -> 40), for 5-20% less time per
-/// packet (docs/PERFORMANCE.md). At 700 the two largest examples, nat44 and vlan (~1000 and
-/// ~1200 instructions, 38-40 ms without the loop), stay without it, under the 50 ms target.
-constexpr size_t kSlotsBodyMax = 700;
-
-// After the pipeline: the optimised body is inlined into <name>_slots, which is cleaned up, so
-// the loop's state lives in registers around the program's code. A body over kSlotsBodyMax
-// instructions, or at -O0, gets no slot loop (it is removed; the caller loops over the body).
-// Returns whether the module has the loop.
-bool inline_body_into_slots(llvm::Module& m, const std::string& name, llvm::TargetMachine* tm,
-                            int level) {
-  llvm::Function* loop = m.getFunction(name + "_slots");
-  llvm::Function* body = m.getFunction(subprogram_symbol(name, 0));
-  size_t size = 0;
-  for (const llvm::BasicBlock& bb : *body) size += bb.size();
-  if (level <= 0 || size > kSlotsBodyMax) {
-    loop->eraseFromParent();
-    return false;
-  }
-  std::vector<llvm::CallBase*> calls;
-  for (llvm::User* u : body->users())
-    if (auto* cb = llvm::dyn_cast<llvm::CallBase>(u);
-        cb && cb->getFunction() == loop && cb->getCalledOperand() == body)
-      calls.push_back(cb);
-  for (llvm::CallBase* cb : calls) {
-    llvm::InlineFunctionInfo ifi;
-    if (!llvm::InlineFunction(*cb, ifi).isSuccess())
-      throw Error("jit: could not inline the body into its slot loop");
-  }
-  cleanup_function(*loop, tm);
-  // The entry and the body itself now serve only what does not run batches on the CPU device
-  // (Runtime::run_packet, a tail call to this program): their IR is optimised already, their
-  // machine code is generated the quick way (FastISel), ~6 ms less per compile.
-  for (llvm::Function* f : {body, m.getFunction(name)}) {
-    f->addFnAttr(llvm::Attribute::NoInline);
-    f->addFnAttr(llvm::Attribute::OptimizeNone);
-  }
-  return true;
-}
-
 }  // namespace
 
 struct JitExecutor::Impl {
@@ -286,7 +229,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   std::vector<std::string> keep{lo.name};
   for (uint32_t pc : cp->stats.subprogram_pcs) keep.push_back(subprogram_symbol(lo.name, pc));
   bool slots = slot_loop;
-  if (slots) keep.push_back("knod_rt_xdp_slots");
+  if (slots) keep.push_back(kSlotsRuntimeSymbol);
   link_runtime(*m, keep);
   if (slots) bind_slots(*m, lo.name);
   optimize(*m, impl_->tm.get(), opts_.opt_level);
@@ -306,7 +249,7 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   }
   cp->body = cp->subs.at(0);
   if (slots) {
-    auto s = impl_->jit->lookup(lo.name + "_slots");
+    auto s = impl_->jit->lookup(slots_symbol(lo.name));
     if (!s) throw Error("jit: " + llvm::toString(s.takeError()));
     cp->slots = s->toPtr<vm::Executor::SlotsFn>();
   }

@@ -215,6 +215,30 @@ TEST(Run, PreloadedRouteDropsEverything) {
     }
 }
 
+// `knod jit --slot-loop`: the module knod run compiles for the CPU device, the per-packet loop
+// (<name>_slots) with the program's body inlined; none at -O0 (the device loops in knod).
+TEST(Jit, SlotLoopShowsTheLoopWithTheBodyInlined) {
+  const std::string obj = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
+  Result plain = knod("jit " + obj);
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("@knod_prog_slots("), std::string::npos);
+  Result loop = knod("jit --slot-loop " + obj);
+  ASSERT_EQ(loop.rc, 0) << loop.err;
+  const size_t def = loop.out.find(" @knod_prog_slots(ptr");
+  ASSERT_NE(def, std::string::npos) << loop.out.substr(0, 2000);
+  // Inlined: the loop's own code calls no body (the entry and tail calls still do).
+  const std::string fn = loop.out.substr(def, loop.out.find("\n}\n", def) - def);
+  EXPECT_EQ(fn.find("call i64 @knod_prog_sub0("), std::string::npos) << fn.substr(0, 2000);
+  EXPECT_NE(fn.find("prefetch"), std::string::npos);  // the loop's prefetch of the next slot
+  Result o0 = knod("jit -O 0 --slot-loop " + obj);
+  ASSERT_EQ(o0.rc, 0) << o0.err;
+  EXPECT_EQ(o0.out.find("@knod_prog_slots("), std::string::npos);
+  Result gpu = knod("jit --target sm_90 --slot-loop " + obj);
+  EXPECT_EQ(gpu.rc, 1);
+  EXPECT_EQ(gpu.err_lines(),
+            std::vector<std::string>{"knod: jit: --slot-loop is for the host target (x86_64)"});
+}
+
 TEST(Usage, NoArgumentsListsCommands) {
   Result r = knod("");
   EXPECT_EQ(r.rc, 0);

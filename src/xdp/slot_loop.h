@@ -60,21 +60,23 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
   const int32_t region = s.region;
   const bool backward = s.backward != 0;
   uint64_t counts[kNumActions] = {}, faults[kNumFaults] = {};
+  // Slot i walks by di (+1, or -1 backward: cache placement only), its frame by step bytes.
+  const uint32_t di = backward ? ~0u : 1u;
   const ptrdiff_t step = backward ? -ptrdiff_t(bt.stride) : ptrdiff_t(bt.stride);
-  uint8_t* frame = bt.frames + size_t(backward ? end - 1 : begin) * bt.stride;
+  uint32_t i = backward ? end - 1 : begin;
+  uint8_t* frame = bt.frames + size_t(i) * bt.stride;
   void (*const after)(void*) = s.after;
-  for (uint32_t k = begin; k < end; ++k, frame += step) {
-    if (after && k != begin) after(s.after_arg);  // the previous slot's records
-    const uint32_t i = backward ? end - 1 - (k - begin) : k;
-    if (k + 1 < end) {  // the next packet's headers load while this one runs (VPP-style)
-      const uint8_t* next = frame + step + bt.data_off[backward ? i - 1 : i + 1];
+  for (uint32_t left = end > begin ? end - begin : 0; left; --left, i += di, frame += step) {
+    if (left > 1) {  // the next packet's headers load while this one runs (VPP-style)
+      const uint8_t* next = frame + step + bt.data_off[i + di];
       __builtin_prefetch(next, 1);
       __builtin_prefetch(next + 64, 1);
     }
     const uint32_t off = bt.data_off[i], len = bt.data_len[i], meta = bt.meta_len[i];
     vm::Fault fault = vm::Fault::kOutOfBounds;  // an impossible layout does not run
+    uint64_t r0 = 0, start = 0;
     if (!(meta > off || len < kEthHlen || uint64_t(off) + len > room)) [[likely]] {
-      const uint64_t start = reinterpret_cast<uint64_t>(frame);
+      start = reinterpret_cast<uint64_t>(frame);
       b.data_hard_start = start;
       b.data = start + off;
       b.data_meta = b.data - meta;
@@ -88,7 +90,7 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
       run.insns_executed = 0;
       run.tail_calls = 0;
       if (bt.clock_ns) run.clock_ns = bt.clock_ns[i];
-      const uint64_t r0 = body(&run, fp, ctx, region);
+      r0 = body(&run, fp, ctx, region);
       fault = run.fault;
       if (fault != vm::Fault::kNone || run.exit_now || b.held_lock || run.tail_target)
           [[unlikely]] {
@@ -101,26 +103,25 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
         run.exit_now = false;
         run.regions[region].lo = reinterpret_cast<uint64_t>(fp) - kStackSize;
       }
-      if (fault == vm::Fault::kNone) [[likely]] {
-        const uint32_t verdict =
-            uint32_t(r0) <= XDP_REDIRECT ? uint32_t(r0) : uint32_t(XDP_ABORTED);
-        bt.redirect[i] = verdict == XDP_REDIRECT ? b.redirect : 0;
-        bt.data_off[i] = uint32_t(b.data - start);
-        bt.data_len[i] = b.len();
-        bt.meta_len[i] = b.meta_len();
-        bt.verdict[i] = verdict;
-        bt.fault[i] = 0;
-        ++counts[verdict];
-        continue;
-      }
     }
-    bt.verdict[i] = XDP_ABORTED;  // the slot's outputs for a fault
-    bt.redirect[i] = 0;
-    bt.fault[i] = uint8_t(fault);
-    ++counts[XDP_ABORTED];
-    ++faults[uint32_t(fault)];
+    if (fault == vm::Fault::kNone) [[likely]] {
+      const uint32_t verdict = uint32_t(r0) <= XDP_REDIRECT ? uint32_t(r0) : uint32_t(XDP_ABORTED);
+      bt.redirect[i] = verdict == XDP_REDIRECT ? b.redirect : 0;
+      bt.data_off[i] = uint32_t(b.data - start);
+      bt.data_len[i] = b.len();
+      bt.meta_len[i] = b.meta_len();
+      bt.verdict[i] = verdict;
+      bt.fault[i] = 0;
+      ++counts[verdict];
+    } else {
+      bt.verdict[i] = XDP_ABORTED;  // the slot's outputs for a fault
+      bt.redirect[i] = 0;
+      bt.fault[i] = uint8_t(fault);
+      ++counts[XDP_ABORTED];
+      ++faults[uint32_t(fault)];
+    }
+    if (after) after(s.after_arg);  // this slot's records
   }
-  if (after && begin != end) after(s.after_arg);
   for (uint32_t a = 0; a < kNumActions; ++a) s.counts[a] += counts[a];
   for (uint32_t f = 0; f < kNumFaults; ++f) s.faults[f] += faults[f];
 }

@@ -23,6 +23,7 @@
 #include "jit/emit.h"
 #include "jit/map_desc.h"
 #include "loader/object.h"
+#include "verifier/verifier.h"
 #include "xdp/runtime.h"
 
 namespace {
@@ -119,6 +120,9 @@ int run_jit(const JitArgs& a) {
   } else {
     insns = knod::isa::assemble(bytes);
   }
+  // The load-time checks knod run makes (vm::prepare does them for ELF programs): a program
+  // that falls off its end, jumps out of range or writes r10 is refused, not compiled.
+  knod::verifier::check_structure(insns);
   if (a.ctx == "xdp")
     eo.ctx = knod::jit::CtxKind::kXdp;
   else if (a.ctx == "opaque")

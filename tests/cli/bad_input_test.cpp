@@ -35,6 +35,31 @@ Result run_l4lb(const std::string& more) {
 
 // ---- objects -------------------------------------------------------------------------------
 
+// `knod jit` on assembly or raw slots makes knod run's load-time checks (verifier::
+// check_structure) before compiling: the kernel's own words for what it refuses.
+TEST(BadProgram, JitRefusesWhatTheLoaderRefuses) {
+  const std::string d = temp_dir();
+  struct Case {
+    const char* text;
+    const char* insn;  // where
+    const char* why;   // the kernel verifier's words
+  };
+  const Case cases[] = {
+      {"mov %r0, 0\n", "insn 0", "last insn is not an exit or jmp"},
+      {"mov %r0, 0\nja -1\nexit\n", "insn 2", "unreachable insn"},
+      {"ldxdw %r0, [%r10+8]\nexit\n", "insn 0", "invalid read from stack R10 off=8 size=8"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    const std::string p = d + "/p" + std::to_string(n++) + ".s";
+    write_file(p, c.text);
+    for (const char* flags : {"", "-S ", "--slot-loop "}) {
+      SCOPED_TRACE(std::string(flags) + c.text);
+      expect_one_line(knod("jit " + std::string(flags) + p), 1, {c.insn, c.why});
+    }
+  }
+}
+
 TEST(BadObject, Nonexistent) {
   expect_one_line(run_obj("/nonexistent/x.o"), 1,
                   {"/nonexistent/x.o", "cannot open", "No such file"});

@@ -14,10 +14,11 @@
 //    time is the thread's CPU time with 1 worker (the kernel's loop is not preemptible
 //    either) and wall time with N workers.
 //    --reset restores every slot before each pass (untimed): each run sees the original packet.
-//  - every cell is the fastest of --rounds rounds; knod's columns (of all rows) take turns
-//    round by round, each round after one untimed pass, so a slow stretch of the host hits
-//    them alike. Two compute loops on 1 and N workers run in the same rounds: the host's own
-//    N/1 ceilings (HostLoop), printed with the geomean scaling.
+//  - every cell is the fastest of --rounds rounds; all columns of all rows, the kernel's
+//    included, take turns round by round (knod's each after one untimed pass), so a slow
+//    stretch of the host hits them alike (a kernel cell's packet keeps its fastest round).
+//    Two compute loops on 1 and N workers run in the same rounds: the host's own N/1
+//    ceilings (HostLoop), printed with the geomean scaling.
 #include <fmt/core.h>
 #include <linux/bpf.h>
 #include <sched.h>
@@ -328,28 +329,44 @@ class HostLoop {
   std::atomic<uint64_t> sink_{0};  ///< keeps the loops' results alive
 };
 
-/// The kernel: BPF_PROG_TEST_RUN repeat N per packet on one_cpu(), mean of `duration`.
-Result run_kernel(const Case& c, const BenchArgs& a) {
-  const ScopedPin pin(one_cpu());
-  knod::kernel::Object ko(c.obj);
-  if (!c.maps.empty()) ko.preload(knod::io::read_map_preload(c.maps), c.maps);
-  Packets pk(c.pcap, a.max_packets);
-  Result r;
-  // As for knod: per packet, the fastest of `rounds` test runs of `repeat` each.
-  double sum = 0;
-  for (const auto& p : pk.pkts) {
-    double best = INFINITY;
-    for (uint32_t k = 0; k < a.rounds; ++k) {
-      knod::kernel::TestRun t = ko.test_run(c.prog, p, a.repeat);
-      best = std::min(best, double(t.duration_ns));
-      if (k == 0) ++r.verdicts[t.retval < 5 ? t.retval : 0];
-    }
-    sum += best;
+/// The kernel's column: BPF_PROG_TEST_RUN with repeat N per packet on one_cpu(). A round
+/// runs every packet once; each packet keeps its fastest round's `duration` (mean ns per
+/// repeat), and the cell is their mean over the capture. Its rounds take turns with knod's
+/// columns' (bench()), so that a slow stretch of the host hits the kernel and knod alike.
+class KernelColumn {
+ public:
+  KernelColumn(const Case& c, const BenchArgs& a)
+      : a_(a), prog_(c.prog), ko_(c.obj), pk_(c.pcap, a.max_packets) {
+    if (!c.maps.empty()) ko_.preload(knod::io::read_map_preload(c.maps), c.maps);
+    best_.assign(pk_.pkts.size(), INFINITY);
   }
-  r.packets = pk.pkts.size();
-  r.ns = sum / double(pk.pkts.size());
-  return r;
-}
+  void round() {
+    const ScopedPin pin(one_cpu());
+    for (size_t i = 0; i < pk_.pkts.size(); ++i) {
+      const knod::kernel::TestRun t = ko_.test_run(prog_, pk_.pkts[i], a_.repeat);
+      best_[i] = std::min(best_[i], double(t.duration_ns));
+      if (rounds_ == 0) ++r_.verdicts[t.retval < 5 ? t.retval : 0];
+    }
+    ++rounds_;
+  }
+  Result result() const {
+    Result r = r_;
+    r.packets = pk_.pkts.size();
+    double sum = 0;
+    for (double ns : best_) sum += ns;
+    r.ns = best_.empty() || rounds_ == 0 ? NAN : sum / double(best_.size());
+    return r;
+  }
+
+ private:
+  const BenchArgs& a_;
+  std::string prog_;
+  knod::kernel::Object ko_;
+  Packets pk_;
+  std::vector<double> best_;  ///< per packet, ns per repeat
+  uint32_t rounds_ = 0;
+  Result r_;  ///< verdicts of the first round
+};
 
 std::string cell(double v, const char* fmt_spec = "{:.1f}") {
   return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(fmt_spec), v);
@@ -422,12 +439,14 @@ int bench(const BenchArgs& a) {
              "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup", "scaling");
   double log_kern = 0, log_int = 0, log_scale = 0, max_compile = 0, max_compile_cpu = 0;
   int n_kern = 0, n_int = 0, n_scale = 0;
-  // Every row's knod columns exist at once and take turns round by round, rows included
-  // (round k of every column of every row, then round k + 1): a row's rounds are spread over
-  // the whole run, so a slow stretch of the host (tens of ms on a shared VM) costs one of
-  // its rounds rather than all of them. Memory: 3 batches of 4 KiB frames per row.
+  // Every row's columns (the kernel's too) exist at once and take turns round by round, rows
+  // included (round k of every column of every row, then round k + 1): a row's rounds are
+  // spread over the whole run, so a slow stretch of the host (tens of ms on a shared VM)
+  // costs one of its rounds rather than all of them. Memory: 3 batches of 4 KiB frames and
+  // one kernel object per row.
   struct Row {
     std::optional<Column> ci, c1, cn;
+    std::optional<KernelColumn> ck;
   };
   std::deque<Row> rows;
   // Compile times first, before the columns hold their memory (Column::compile_time).
@@ -441,21 +460,24 @@ int bench(const BenchArgs& a) {
     Row& r = rows.emplace_back();
     if (interp) r.ci.emplace(c, "interp", 1, a);
     if (cpu) r.c1.emplace(c, "cpu", 1, a), r.cn.emplace(c, "cpu", workers, a);
+    if (kernel) r.ck.emplace(c, a);
   }
   std::optional<HostLoop> host;
   if (cpu && workers > 1) host.emplace(workers);
   for (uint32_t k = 0; k < a.rounds; ++k) {
     if (host) host->round();
-    for (Row& r : rows)
+    for (Row& r : rows) {
       for (std::optional<Column>* col : {&r.ci, &r.c1, &r.cn})
         if (*col) (*col)->round();
+      if (r.ck) r.ck->round();
+    }
   }
   for (size_t i = 0; i < cs.size(); ++i) {
     const Case& c = cs[i];
     Result ri, r1, rn, rk;
     if (rows[i].ci) ri = rows[i].ci->result();
     if (rows[i].c1) r1 = rows[i].c1->result(), rn = rows[i].cn->result();
-    if (kernel) rk = run_kernel(c, a);
+    if (rows[i].ck) rk = rows[i].ck->result();
     const double jk = r1.ns / rk.ns, ji = ri.ns / r1.ns, sc = r1.ns / rn.ns;
     if (!std::isnan(jk)) log_kern += std::log(jk), ++n_kern;
     if (!std::isnan(ji)) log_int += std::log(ji), ++n_int;

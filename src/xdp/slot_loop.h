@@ -67,11 +67,10 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
   uint8_t* frame = bt.frames + size_t(i) * bt.stride;
   void (*const after)(void*) = s.after;
   for (uint32_t left = end > begin ? end - begin : 0; left; --left, i += di, frame += step) {
-    if (left > 1) {  // the next packet's headers load while this one runs (VPP-style)
-      const uint8_t* next = frame + step + bt.data_off[i + di];
-      __builtin_prefetch(next, 1);
-      __builtin_prefetch(next + 64, 1);
-    }
+    // The next packet's headers load while this one runs (VPP-style), where a NIC puts them
+    // (XDP_PACKET_HEADROOM; past the last slot a prefetch is a no-op, it never faults).
+    __builtin_prefetch(frame + step + device::kXdpHeadroom, 1);
+    __builtin_prefetch(frame + step + device::kXdpHeadroom + 64, 1);
     const uint32_t off = bt.data_off[i], len = bt.data_len[i], meta = bt.meta_len[i];
     vm::Fault fault = vm::Fault::kOutOfBounds;  // an impossible layout does not run
     uint64_t r0 = 0, start = 0;

@@ -244,10 +244,7 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   if (pc.slots) {
     pc.slots(&s);  // the same loop, compiled with the body inlined
   } else {
-    const vm::Executor::BodyFn body = pc.body;
-    run_slot_loop(s, [body](vm::Run* r, uint8_t* fp, uint64_t ctx, int32_t region) {
-      return body(r, fp, ctx, 0, 0, 0, 0, 1, region);
-    });
+    run_slot_loop(s, pc.body);
   }
   pc.prng = run.prng;
   // Counted by the loop and added here, verdicts before faults (fault_count(kNone) subtracts

@@ -32,7 +32,7 @@ struct SlotLoop {
   uint32_t begin = 0, end = 0;
   int32_t region = 0;     ///< the kept stack's Region index
   uint32_t nregions = 0;  ///< regions every packet starts with (the packet, the stack)
-  uint32_t backward = 0;  ///< 1: slots end - 1 down to begin (cache placement only)
+  bool backward = false;  ///< slots end - 1 down to begin (cache placement only)
   /// Called after every slot when set, with `after_arg` (Runtime::drain_outputs: perf and
   /// ring buffer records go to their sinks packet by packet).
   void (*after)(void* arg) = nullptr;
@@ -42,10 +42,11 @@ struct SlotLoop {
   uint64_t faults[kNumFaults] = {};
 };
 
-/// Runs body(run, fp, ctx, region) -> r0 on every slot of `s`, writing each slot's outputs;
-/// run.clock_ns is the slot's batch.clock_ns when the batch has them (else left). A slot whose
-/// layout is impossible (meta before the frame, < ETH_HLEN, past the tailroom) is aborted with
-/// kOutOfBounds unrun. After a fault, exit_now, a held lock or a pending tail target the run's
+/// Runs body(run, fp, r1 = ctx, r2..r5 = 0, depth 1, region) -> r0 (vm::Executor::BodyFn's
+/// arguments: the kept stack's frame as Region `region`) on every slot of `s`, writing each slot's
+/// outputs; run.clock_ns is the slot's batch.clock_ns when the batch has them (else left). A slot
+/// whose layout is impossible (meta before the frame, < ETH_HLEN, past the tailroom) is aborted
+/// with kOutOfBounds unrun. After a fault, exit_now, a held lock or a pending tail target the run's
 /// state is reset here.
 template <class Body>
 inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& body) {
@@ -58,7 +59,7 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
   const uint64_t ctx = s.ctx, room = s.room;
   const uint32_t begin = s.begin, end = s.end, nregions = s.nregions;
   const int32_t region = s.region;
-  const bool backward = s.backward != 0;
+  const bool backward = s.backward;
   uint64_t counts[kNumActions] = {}, faults[kNumFaults] = {};
   // Slot i walks by di (+1, or -1 backward: cache placement only), its frame by step bytes.
   const uint32_t di = backward ? ~0u : 1u;
@@ -89,7 +90,7 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
       run.insns_executed = 0;
       run.tail_calls = 0;
       if (bt.clock_ns) run.clock_ns = bt.clock_ns[i];
-      r0 = body(&run, fp, ctx, region);
+      r0 = body(&run, fp, ctx, 0, 0, 0, 0, 1, region);
       // One test for the four (bitwise: two branches fewer a packet than ||); `fault` is
       // kNone on the common path as a constant, so the compiler goes straight to its outputs.
       const vm::Fault f = run.fault;

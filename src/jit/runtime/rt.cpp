@@ -134,10 +134,7 @@ KNOD_INLINE void knod_rt_leave(Run* run, int32_t saved) {
 // Not inline: the root the JIT keeps (renamed <program>_slots) for XDP programs, the body
 // inlined into it there (jit/executor.cpp); other programs drop it.
 void knod_rt_xdp_slots(void* state) {
-  knod::xdp::run_slot_loop(*static_cast<knod::xdp::SlotLoop*>(state),
-                           [](Run* run, uint8_t* fp, uint64_t ctx, int32_t region) {
-                             return knod_rt_body(run, fp, ctx, 0, 0, 0, 0, 1, region);
-                           });
+  knod::xdp::run_slot_loop(*static_cast<knod::xdp::SlotLoop*>(state), knod_rt_body);
 }
 
 }  // extern "C"

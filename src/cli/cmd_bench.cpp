@@ -94,8 +94,11 @@ struct Packets {
     std::vector<std::vector<uint8_t>> out;
     knod::io::PcapReader in(path);
     knod::io::Packet p;
-    while (out.size() < max_packets && in.next(p)) out.push_back(p.data);
-    if (out.empty()) throw knod::Error(fmt::format("{}: no usable packets", path));
+    while (out.size() < max_packets && in.next(p))
+      if (p.data.size() >= knod::xdp::kEthHlen) out.push_back(p.data);  // as knod run, test_run
+    if (out.empty())
+      throw knod::Error(fmt::format("{}: no usable packets (none of {} to {} bytes)", path,
+                                    knod::xdp::kEthHlen, knod::device::kMaxPacket));
     distinct = out.size();
     while (out.size() < min_batch)
       for (size_t i = 0; i < distinct; ++i) out.push_back(out[i]);
@@ -167,7 +170,7 @@ class Column {
         obj_(load(c, workers)),
         rt_(obj_, c.prog, runtime_options(workers)),
         pk_(c.pcap, a.max_packets, a.min_batch),
-        dev_(knod::device::CpuOptions{workers, a.chunk, true, one_cpu()}),
+        dev_(knod::device::CpuOptions{workers, a.chunk, true, one_cpu(), rt_.order_free()}),
         cpu_clock_(workers == 1) {
     ex_ = knod::cli::make_executor(device);  // as knod run: interp, or the JIT for xdp_md
     if (auto* jit = dynamic_cast<knod::jit::JitExecutor*>(ex_.get())) {

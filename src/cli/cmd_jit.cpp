@@ -40,10 +40,10 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+/// Raw slots always hold a NUL byte (a program ends with `exit`, 0x95 and seven zero bytes);
+/// assembly text never does (a form feed or other control character in it stays text).
 bool looks_binary(const std::string& s) {
-  for (unsigned char c : s)
-    if (c == 0 || (c < 32 && c != '\n' && c != '\r' && c != '\t')) return true;
-  return false;
+  return s.find('\0') != std::string::npos;
 }
 
 bool is_gpu_target(const std::string& t) {
@@ -52,6 +52,18 @@ bool is_gpu_target(const std::string& t) {
 
 /// GPU targets: every program of the object in one module (tail calls), the batch kernel
 /// `knod_xdp_batch`, PTX text (sm_XX) or an AMDGPU code object (gfxNNN).
+/// The code to -o FILE, else to stdout.
+int write_code(const JitArgs& a, const std::string& code) {
+  if (a.out.empty()) {
+    fmt::print("{}", code);
+    return 0;
+  }
+  std::ofstream f(a.out, std::ios::binary);
+  if (!f.write(code.data(), std::streamsize(code.size())) || !f.flush())
+    throw knod::Error("jit: cannot write " + a.out);
+  return 0;
+}
+
 int run_gpu(const JitArgs& a) {
   std::string bytes = read_file(a.file);
   if (bytes.rfind("\x7f"
@@ -71,16 +83,9 @@ int run_gpu(const JitArgs& a) {
   std::string code = a.target[0] == 's'
                          ? knod::device::cuda::compile_ptx(*m, a.target, names)
                          : knod::device::amdgpu::compile_code_object(*m, a.target, names);
-  if (!a.out.empty()) {
-    std::ofstream f(a.out, std::ios::binary);
-    if (!f.write(code.data(), std::streamsize(code.size())))
-      throw knod::Error("jit: cannot write " + a.out);
-  } else if (a.target[0] == 's') {
-    fmt::print("{}", code);
-  } else {
+  if (a.out.empty() && a.target[0] != 's')
     throw knod::Error("jit: an AMDGPU code object is binary: write it with -o FILE.hsaco");
-  }
-  return 0;
+  return write_code(a, code);
 }
 
 int run_jit(const JitArgs& a) {
@@ -134,7 +139,7 @@ int run_jit(const JitArgs& a) {
   std::string text = knod::jit::emit(insns, eo, &st);
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("{}", text);
+  write_code(a, text);
   if (a.stats)
     fmt::print(stderr,
                "insns {}  subprograms {}  accesses {}  proven {} (map values {})  ctx {}  "
@@ -159,7 +164,8 @@ KNOD_COMMAND(jit) {
   c->add_option("-p,--prog", a->prog, "Program name or section (ELF objects)");
   c->add_option("--target", a->target,
                 "x86_64 (host), sm_80/sm_90 (PTX), gfx900/gfx1030/gfx942/gfx1100 (code object)");
-  c->add_option("-o,--output", a->out, "Write the code here (required for gfx code objects)");
+  c->add_option("-o,--output", a->out,
+                "Write the code here instead of stdout (required for gfx code objects)");
   c->add_flag("-S,--asm", a->assembly, "Print assembly for the target (default: LLVM IR)");
   c->add_flag("--emit-llvm", a->emit_llvm, "Print LLVM IR (the default)");
   c->add_option("-O", a->opt,
@@ -169,7 +175,7 @@ KNOD_COMMAND(jit) {
   c->add_flag("--no-runtime", a->no_runtime, "IR as lowered: runtime not linked, not optimised");
   c->add_flag("--slot-loop", a->slot_loop,
               "XDP, host target: also the per-packet loop the CPU device runs, with the body "
-              "inlined (<name>_slots; none at -O0 or for bodies over 700 IR instructions)");
+              "inlined (knod_prog_slots; none at -O0 or for bodies over 700 IR instructions)");
   c->add_flag("--stats", a->stats, "Print access counts and compile time to stderr");
   c->callback([set_action, a] { set_action([a] { return run_jit(*a); }); });
 }

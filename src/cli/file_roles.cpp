@@ -14,9 +14,10 @@ bool same_file(const std::string& a, const std::string& b) {
   if (a == b) return true;
   std::error_code ec, ea, eb;
   if (std::filesystem::equivalent(a, b, ec) && !ec) return true;  // both exist: same inode
-  // Not written yet: the same path once `.`, `..` and symlinked directories are resolved.
-  const auto ca = std::filesystem::weakly_canonical(a, ea),
-             cb = std::filesystem::weakly_canonical(b, eb);
+  // Not written yet: the same path once `.`, `..` and symlinked directories are resolved
+  // (made absolute first: weakly_canonical leaves "x" relative but makes "./x" absolute).
+  const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a), ea),
+             cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b), eb);
   return !ea && !eb && ca == cb;
 }
 

@@ -214,6 +214,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   device::BatchStore st(cap);
   device::CpuOptions co;
   co.workers = gpu ? 1u : std::max(1u, opts.workers);
+  co.walk_apart = rt.order_free();  // else each worker runs its packets in capture order
   device::CpuDevice dev(co);
   io::Packet pkt;
   std::vector<uint8_t> keep;
@@ -240,6 +241,9 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
         ++res.skipped_runt;
         continue;
       }
+      // The headroom (metadata included) as BPF_PROG_TEST_RUN gives it, zeroed: not what the
+      // slot's previous packet left there (bpf_xdp_adjust_head(-N) then a read).
+      std::memset(st.slot(n), 0, device::kXdpHeadroom);
       std::memcpy(st.slot(n) + device::kXdpHeadroom, pkt.data.data(), pkt.data.size());
       st.b.data_off[n] = device::kXdpHeadroom;
       st.b.data_len[n] = static_cast<uint32_t>(pkt.data.size());

@@ -23,9 +23,16 @@ thread_local std::string load_log;
 
 int capture_print(enum libbpf_print_level level, const char* fmt, va_list ap) {
   if (level != LIBBPF_WARN || load_log.size() > (1u << 20)) return 0;
-  char buf[1024];
-  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
-  if (n > 0) load_log.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
+  // Whole messages: the verifier log comes as one, often over a KiB, with its END marker last.
+  va_list again;
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  if (n > 0) {
+    std::string msg(size_t(n) + 1, '\0');
+    std::vsnprintf(msg.data(), msg.size(), fmt, again);
+    load_log.append(msg.data(), size_t(n));
+  }
+  va_end(again);
   return 0;
 }
 

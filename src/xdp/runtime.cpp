@@ -43,6 +43,33 @@ const loader::ProgramSpec* find(const loader::Object& obj, const std::string& na
       }
   return nullptr;
 }
+
+/// Runtime::order_free's test on the entry's instructions.
+bool packet_only(const InsnVec& insns) {
+  for (size_t pc = 0; pc < insns.size(); ++pc) {
+    const Insn& i = insns[pc];
+    if (i.code == (BPF_LD | BPF_IMM | BPF_DW)) {
+      if (i.src_reg != 0) return false;  // a map, map value or function address
+      ++pc;
+      continue;
+    }
+    if (i.code != (BPF_JMP | BPF_CALL) || i.src_reg == BPF_PSEUDO_CALL) continue;
+    if (i.src_reg != 0) return false;  // a kfunc
+    switch (i.imm) {
+      case BPF_FUNC_xdp_adjust_head:
+      case BPF_FUNC_xdp_adjust_meta:
+      case BPF_FUNC_xdp_adjust_tail:
+      case BPF_FUNC_xdp_load_bytes:
+      case BPF_FUNC_xdp_store_bytes:
+      case BPF_FUNC_xdp_get_buff_len:
+      case BPF_FUNC_csum_diff:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
 }  // namespace
 
 Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opts)
@@ -55,6 +82,13 @@ Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opt
     throw Error(fmt::format("no program '{}' in {} (programs: {})", prog, obj.path,
                             names.empty() ? "none" : names));
   }
+  // libbpf types a program by its section; one it knows to be of another type (tc, socket
+  // filters...) would read its ctx as xdp_md. Unknown sections (type 0) load as XDP.
+  if (spec->prog_type != BPF_PROG_TYPE_XDP && spec->prog_type != BPF_PROG_TYPE_UNSPEC)
+    throw Error(
+        fmt::format("program '{}' is in section '{}', not an XDP program (type {}): knod "
+                    "runs XDP programs (SEC(\"xdp\"), \"xdp/...\", \"xdp.frags\")",
+                    spec->name, spec->section, spec->prog_type));
   env_.maps = obj.maps;
   env_.helpers = &helpers();
   env_.clock_ns = opts_.clock_ns;
@@ -73,6 +107,7 @@ Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opt
     }
   }
   for (const auto& p : programs_) env_.programs.push_back(p.get());
+  order_free_ = packet_only(programs_[entry_]->insns);
   cpus_ = std::make_unique<PerCpu[]>(opts_.ncpus);
   for (uint32_t c = 0; c < opts_.ncpus; ++c)
     cpus_[c].prng = opts_.seed * 0x9e3779b97f4a7c15ull + c * 0xbf58476d1ce4e5b9ull + 1;

@@ -66,6 +66,15 @@ class Runtime {
   const vm::Env& env() const { return env_; }
   const vm::Program& program() const { return *programs_[entry_]; }
   const Options& options() const { return opts_; }
+  /// Whether the results of a batch do not depend on the order its packets run in: the entry
+  /// program calls no helper but those that work on its own packet (bpf_xdp_adjust_head,
+  /// _meta, _tail, bpf_xdp_load_bytes, _store_bytes, _get_buff_len, bpf_csum_diff), no
+  /// kfunc, and loads no map or function address (ld_imm64 with a src_reg), so a run touches
+  /// only its packet, stack and ctx; no tail call can follow. Then a CPU device may walk a
+  /// worker's packets in any order (device::CpuOptions::walk_apart); otherwise each worker
+  /// runs its packets in batch order, as a CPU takes its receive queue (per-CPU maps,
+  /// bpf_get_prandom_u32, a flow's state see them in order).
+  bool order_free() const { return order_free_; }
   /// Re-pins the clock of bpf_ktime_get_*_ns / bpf_jiffies64 (0 = real clock) for the next
   /// packets, e.g. to replay the kernel's timestamps. Call between packets, not during runs.
   void set_clock_ns(uint64_t ns) { opts_.clock_ns = env_.clock_ns = ns; }
@@ -80,8 +89,8 @@ class Runtime {
   RunResult run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
   /// run_packet for slots [begin, end) on worker `cpu`, in order, prefetching each next
   /// packet's first 128 bytes (CpuDevice::run_chunks). Results are in the batch arrays.
-  /// `backward`: from end - 1 down to begin on the native path (CpuDevice::backward(cpu):
-  /// cache placement only, the results are the same).
+  /// `backward`: from end - 1 down to begin on the native path (CpuDevice::backward(cpu),
+  /// for cache placement; only where order_free(), else the results may differ).
   void run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
                    uint32_t cpu, bool backward = false);
 
@@ -101,6 +110,7 @@ class Runtime {
   vm::Env env_;
   std::vector<std::unique_ptr<vm::Program>> programs_;
   size_t entry_ = 0;
+  bool order_free_ = false;
   /// Per-CPU state, one cache line each (written only by the worker of that cpu, so the
   /// counters are plain relaxed load/store, no shared read-modify-write per packet).
   struct alignas(64) PerCpu {

@@ -32,7 +32,7 @@ struct SlotLoop {
   uint32_t begin = 0, end = 0;
   int32_t region = 0;     ///< the kept stack's Region index
   uint32_t nregions = 0;  ///< regions every packet starts with (the packet, the stack)
-  bool backward = false;  ///< slots end - 1 down to begin (cache placement only)
+  bool backward = false;  ///< slots end - 1 down to begin (cache placement; order_free only)
   /// Called after every slot when set, with `after_arg` (Runtime::drain_outputs: perf and
   /// ring buffer records go to their sinks packet by packet).
   void (*after)(void* arg) = nullptr;
@@ -61,7 +61,7 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
   const int32_t region = s.region;
   const bool backward = s.backward;
   uint64_t counts[kNumActions] = {}, faults[kNumFaults] = {};
-  // Slot i walks by di (+1, or -1 backward: cache placement only), its frame by step bytes.
+  // Slot i walks by di (+1, or -1 backward: Runtime::order_free programs), its frame by step.
   const uint32_t di = backward ? ~0u : 1u;
   const ptrdiff_t step = backward ? -ptrdiff_t(bt.stride) : ptrdiff_t(bt.stride);
   uint32_t i = backward ? end - 1 : begin;

@@ -117,6 +117,14 @@ TEST(BadObject, UnknownHelper) {
                   {"bad_helper.o", "xdp_bad_helper", "unknown helper 999"});
 }
 
+// A program libbpf types as another kind (SEC("tc"): sched_cls) is not run as XDP.
+TEST(BadObject, NotAnXdpProgram) {
+  const std::string obj = std::string(KNOD_CLI_FIXTURES) + "/tc.o";
+  expect_one_line(run_obj(obj), 1, {"tc_len", "section 'tc'", "not an XDP program"});
+  expect_one_line(knod("test-run " + obj + " -p tc_len --data-in " + kPing4), 1,
+                  {"not an XDP program"});
+}
+
 TEST(BadObject, Kfunc) {
   expect_one_line(run_obj(kFix + "/kfunc.o"), 1,
                   {"kfunc", "bpf_xdp_metadata_rx_hash", "not supported"});
@@ -197,6 +205,17 @@ TEST(BadOutput, TwoOutputsOnOneFile) {
   expect_one_line(run_l4lb("-r " + kPing4 + " --pass " + p + " --tx " + p), 1,
                   {"--pass", "--tx", "both write", p});
   EXPECT_FALSE(std::filesystem::exists(p));
+}
+
+// One file spelt two ways (relative "x.pcap" and "./x.pcap", not written yet) is one file.
+TEST(BadOutput, TwoSpellingsOfOneFile) {
+  const std::string dir = temp_dir();
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);  // knod runs here: the paths are relative to it
+  Result r = run_l4lb("-r " + kPing4 + " --pass x.pcap --drop ./x.pcap");
+  std::filesystem::current_path(cwd);
+  expect_one_line(r, 1, {"--pass", "--drop", "both write"});
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.pcap"));
 }
 
 TEST(BadObject, Directory) {

@@ -88,6 +88,18 @@ TEST(Bench, NothingToRunIsOneLine) {
   EXPECT_NE(r.err.find("nothing to run"), std::string::npos) << r.err;
 }
 
+// Frames under ETH_HLEN are left out, as knod run and BPF_PROG_TEST_RUN refuse them: a
+// capture of nothing else is one line.
+TEST(Bench, RuntFramesAreLeftOut) {
+  const std::string dir = temp_dir();
+  write_file(dir + "/runt.pcap", pcap_bytes(1, {std::string(10, 'x'), std::string(13, 'y')}));
+  Result r = knod("bench " + std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o -r " + dir +
+                  "/runt.pcap --repeat 1 --rounds 1 --device cpu");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("no usable packets"), std::string::npos) << r.err;
+}
+
 // The kernel refusing an object: one line naming the verifier's reason.
 TEST(Bench, KernelRefusalNamesTheVerifiersReason) {
   Result r = knod(std::string("bench ") + KNOD_CLI_FIXTURES + "/no_null.o -r " + KNOD_PCAP_DIR +
@@ -97,6 +109,13 @@ TEST(Bench, KernelRefusalNamesTheVerifiersReason) {
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
   EXPECT_NE(r.err.find("cannot load"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(verifier: R0 invalid mem access 'map_value_or_null')"), std::string::npos)
+      << r.err;
+  // A log of over a KiB (libbpf's one message): its last line still found.
+  r = knod(std::string("bench ") + KNOD_CLI_FIXTURES + "/egress.o -r " + KNOD_PCAP_DIR +
+           "/ping4.pcap --vs-kernel --repeat 1 --rounds 1 --min-batch 1");
+  EXPECT_NE(r.rc, 0);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("(verifier: invalid bpf_context access off=20 size=4)"), std::string::npos)
       << r.err;
 }
 

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +16,7 @@ namespace {
 
 const std::string kCounter = std::string(KNOD_CLI_FIXTURES) + "/counter.o";
 const std::string kPing4 = std::string(KNOD_PCAP_DIR) + "/ping4.pcap";  // 10 frames
+const std::string kHttp = std::string(KNOD_PCAP_DIR) + "/http.pcap";    // 14 frames
 
 TEST(ProgList, MatchesLibbpf) {
   Result r = knod("prog list -j --max-entries routes=8 " + kCounter);
@@ -215,6 +217,53 @@ TEST(Run, PreloadedRouteDropsEverything) {
     }
 }
 
+// Every packet gets the zeroed headroom BPF_PROG_TEST_RUN gives it, not what the previous
+// packet in its batch slot left there: the fixture reads a headroom byte after
+// bpf_xdp_adjust_head(-16) and writes 0xab there (XDP_DROP when it finds one), on batches of
+// one packet (every packet in slot 0) and of 256, on both devices.
+TEST(Run, EveryPacketGetsAZeroedHeadroom) {
+  const std::string obj = std::string(KNOD_CLI_FIXTURES) + "/headroom.o";
+  for (const char* dev : {"cpu", "interp"})
+    for (const char* batch : {"1", "3", "256"}) {
+      const std::string dir = temp_dir();
+      Result r = knod("run " + obj + " -r " + kHttp + " --device " + dev + " --batch " + batch +
+                      " --workers 1 --stats " + dir + "/s.json");
+      ASSERT_EQ(r.rc, 0) << r.err;
+      nlohmann::json s = nlohmann::json::parse(read_file(dir + "/s.json"));
+      EXPECT_EQ(s["verdicts"]["XDP_PASS"], 14) << dev << " batch " << batch << ": " << s.dump();
+      EXPECT_EQ(s["verdicts"]["XDP_DROP"], 0) << dev << " batch " << batch;
+    }
+}
+
+// One CPU takes its packets in capture order, as a CPU takes its receive queue: with 2
+// workers each CPU's running count (PERCPU_ARRAY) rises by one along the capture, on the
+// CPU device (whose workers once walked half their slices backward) as on the interpreter.
+TEST(Run, EachCpuRunsItsPacketsInCaptureOrder) {
+  const std::string obj = std::string(KNOD_CLI_FIXTURES) + "/order.o";
+  const std::string pcap = std::string(KNOD_PCAP_DIR) + "/iperf3-tcp.pcap";  // 246 frames
+  for (const char* dev : {"cpu", "interp"})
+    for (const char* batch : {"64", "256"}) {
+      const std::string dir = temp_dir();
+      Result r = knod("run " + obj + " -r " + pcap + " --device " + dev + " --workers 2 --batch " +
+                      batch + " -w " + dir + "/out.pcap");
+      ASSERT_EQ(r.rc, 0) << r.err;
+      const std::string f = read_file(dir + "/out.pcap");
+      uint32_t next[256] = {}, frames = 0;
+      for (size_t off = 24; off + 16 <= f.size(); ++frames) {
+        uint32_t caplen;
+        std::memcpy(&caplen, f.data() + off + 8, 4);
+        ASSERT_GE(caplen, 3u);
+        ASSERT_LE(off + 16 + caplen, f.size());
+        const auto* d = reinterpret_cast<const uint8_t*>(f.data() + off + 16);
+        const uint32_t count = d[0] | d[1] << 8, cpu = d[2];
+        ASSERT_LT(cpu, 2u) << dev;
+        EXPECT_EQ(count, ++next[cpu]) << dev << " batch " << batch << " frame " << frames;
+        off += 16 + caplen;
+      }
+      EXPECT_EQ(frames, 246u) << dev;
+    }
+}
+
 // `knod jit --slot-loop`: the module knod run compiles for the CPU device, the per-packet loop
 // (<name>_slots) with the program's body inlined; none at -O0 (the device loops in knod).
 TEST(Jit, SlotLoopShowsTheLoopWithTheBodyInlined) {
@@ -237,6 +286,29 @@ TEST(Jit, SlotLoopShowsTheLoopWithTheBodyInlined) {
   EXPECT_EQ(gpu.rc, 1);
   EXPECT_EQ(gpu.err_lines(),
             std::vector<std::string>{"knod: jit: --slot-loop is for the host target (x86_64)"});
+}
+
+// `knod jit -o FILE` on the host target writes the IR (or assembly) there, not to stdout.
+TEST(Jit, OutputOptionWritesTheFile) {
+  const std::string obj = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
+  const std::string dir = temp_dir();
+  for (const char* flags : {"", "-S "}) {
+    Result r = knod("jit " + std::string(flags) + obj + " -o " + dir + "/out");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, "") << flags;
+    const std::string code = read_file(dir + "/out");
+    EXPECT_NE(code.find(*flags ? "knod_prog:" : "define"), std::string::npos)
+        << flags << code.substr(0, 500);
+  }
+}
+
+// Assembly text with a control character in a comment (a form feed) is text, not raw slots.
+TEST(Jit, AssemblyWithAControlCharacterIsText) {
+  const std::string dir = temp_dir();
+  write_file(dir + "/p.s", "mov %r0, 2 #\fpage\nexit\n");
+  Result r = knod("jit " + dir + "/p.s");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("ret i64 2"), std::string::npos) << r.out;
 }
 
 TEST(Usage, NoArgumentsListsCommands) {

@@ -94,20 +94,55 @@ TEST(CpuDevice, ClaimsShrinkTowardTheEndOfASlice) {
   EXPECT_EQ(n, 16u);
 }
 
+// Unless the caller says order does not matter (walk_apart), every worker runs its own slice
+// in increasing order, as one CPU takes its receive queue: per-CPU state sees packets in
+// capture order, the items it helps with included (only slices above its own, from their
+// front). Worker 1 sleeps in its first claim of some rounds, so that worker 0 helps.
+TEST(CpuDevice, WorkersRunTheirSliceInOrderUnlessToldOtherwise) {
+  CpuDevice dev(CpuOptions{2, 16});
+  EXPECT_FALSE(dev.backward(0));
+  EXPECT_FALSE(dev.backward(1));
+  const auto spin = [] {
+    for (int k = 0; k < 200; ++k) asm volatile("");
+  };
+  int both = 0;  // rounds in which both workers ran items
+  for (int round = 0; round < 20; ++round) {
+    for (int warm = 0; warm < 3; ++warm)  // worker 1 polling, not asleep, when the run starts
+      dev.for_chunks(64, 8, [&](uint32_t lo, uint32_t hi, uint32_t) {
+        for (uint32_t i = lo; i < hi; ++i) spin();
+      });
+    std::vector<uint32_t> seen[2];  // each written only by its own worker
+    dev.for_chunks(512, 0, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+      if (cpu == 1 && round % 2 && seen[1].empty())  // stalled: the caller helps slice 1
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      for (uint32_t i = lo; i < hi; ++i) seen[cpu].push_back(i), spin();
+    });
+    ASSERT_EQ(seen[0].size() + seen[1].size(), 512u);
+    both += !seen[0].empty() && !seen[1].empty();
+    for (uint32_t cpu = 0; cpu < 2; ++cpu)
+      EXPECT_TRUE(std::is_sorted(seen[cpu].begin(), seen[cpu].end()))
+          << "round " << round << " worker " << cpu;
+  }
+  if (both == 0) GTEST_SKIP() << "worker 1 never joined a run (a loaded host)";
+  CpuDevice apart(CpuOptions{2, 16, true, -1, /*walk_apart=*/true});
+  EXPECT_TRUE(apart.backward(0));
+  EXPECT_FALSE(apart.backward(1));
+}
+
 // A worker that helps with another's slice takes from the end its owner walks toward: with
-// 2 workers the caller (worker 0, a tenth as fast here, items heavy enough to help with) walks
-// its slice [0, 128) down from 127 (CpuDevice::backward), so the items of slice 0 that worker
-// 1 runs are the slice's first ones, one contiguous run from 0 (batch after batch the same
-// slots). Worker 1 walks its own slice up. A fresh device each round (worker 1 on a loaded
-// host may be held up in one device's threads for a while).
+// 2 workers walking apart (CpuOptions::walk_apart) the caller (worker 0, a tenth as fast here,
+// items heavy enough to help with) walks its slice [0, 128) down from 127 (CpuDevice::backward), so
+// the items of slice 0 that worker 1 runs are the slice's first ones, one contiguous run from 0
+// (batch after batch the same slots). Worker 1 walks its own slice up. A fresh device each round
+// (worker 1 on a loaded host may be held up in one device's threads for a while).
 TEST(CpuDevice, HelpersTakeFromTheEndTheOwnerWalksToward) {
   using Clock = std::chrono::steady_clock;
-  EXPECT_FALSE(CpuDevice(CpuOptions{1, 64}).backward(0));
+  EXPECT_FALSE(CpuDevice(CpuOptions{1, 64, true, -1, true}).backward(0));
   // Rounds that test it: worker 1 ran out of its own slice while the caller still had items
   // of its own to claim (on a loaded host it may not: worker 1 held up, or done last).
   int helped = 0, telling = 0;
   for (int round = 0; round < 10 && telling < 2; ++round) {
-    CpuDevice dev(CpuOptions{2, 64});
+    CpuDevice dev(CpuOptions{2, 64, true, -1, /*walk_apart=*/true});
     EXPECT_TRUE(dev.backward(0));
     EXPECT_FALSE(dev.backward(1));
     std::vector<uint8_t> by(256, 9);

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/error.h"
 #include "device/cpu/batch_store.h"
 #include "insns.h"
 #include "jit/executor.h"
@@ -89,6 +90,27 @@ TEST(SlotLoop, CompiledForXdpProgramsOnly) {
   }
   jit::JitExecutor opaque{jit::JitOptions{}};  // CtxKind::kOpaque
   EXPECT_EQ(opaque.direct_slots(opaque.bind(rt.program(), &rt.env())), nullptr);
+}
+
+// order_free: only helpers on the program's own packet, no map, so a CPU device may walk a
+// worker's packets in any order; anything else runs in batch order. The fixture above
+// (bpf_xdp_adjust_head) is order-free, with bpf_xdp_adjust_tail and bpf_csum_diff too; with
+// a prandom call or a tail call it is not (nor with a map: tests/cli order.o). A program of
+// another type is refused.
+TEST(Runtime, OrderFreeOnlyWithoutStateOutsideThePacket) {
+  EXPECT_TRUE(Runtime(object(), "p", {}).order_free());
+  const auto with = [](std::vector<Insn> head) {
+    loader::Object obj = object();
+    InsnVec& p = obj.programs[0].insns;
+    p.insert(p.begin(), head.begin(), head.end());
+    return Runtime(obj, "p", {}).order_free();
+  };
+  EXPECT_FALSE(with({call(BPF_FUNC_get_prandom_u32)}));
+  EXPECT_FALSE(with({call(BPF_FUNC_tail_call)}));
+  EXPECT_TRUE(with({call(BPF_FUNC_xdp_adjust_tail), call(BPF_FUNC_csum_diff)}));
+  loader::Object bad = object();
+  bad.programs[0].prog_type = BPF_PROG_TYPE_SCHED_CLS;
+  EXPECT_THROW(Runtime(bad, "p", {}), Error);
 }
 
 // Only an entry (bind, or compile asked for it) gets the loop: a tail-call target compiled

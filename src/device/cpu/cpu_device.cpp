@@ -82,7 +82,8 @@ struct CpuDevice::Pool {
   static constexpr uint64_t kClosed = 1ull << 31;
   static constexpr uint64_t kActive = kClosed - 1;
   uint32_t workers = 1;
-  uint32_t chunk = 64;  ///< the device's default; `job_chunk` is the current job's
+  uint32_t chunk = 64;      ///< the device's default; `job_chunk` is the current job's
+  bool walk_apart = false;  ///< CpuOptions::walk_apart
   std::vector<std::thread> threads;
   std::mutex mu;
   std::condition_variable start_cv, done_cv;
@@ -104,7 +105,8 @@ struct CpuDevice::Pool {
   /// The batch cut into one contiguous slice per worker, chunk-aligned: a worker's home
   /// slice is the same packet slots batch after batch (their lines stay in its cache). What
   /// is left of it is [front, back), one word; `start` is the run's whole slice. Its worker
-  /// claims from the end it walks from (CpuDevice::backward), a helper from the other end.
+  /// claims from the end it walks from (CpuDevice::backward), a helper from the other end
+  /// where the workers walk apart, else from the front too.
   struct alignas(64) Slice {
     std::atomic<uint64_t> range{0};  ///< front << 32 | back
     std::atomic<uint64_t> start{0};  ///< range at the start of the run (set before publishing)
@@ -113,7 +115,7 @@ struct CpuDevice::Pool {
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
   std::exception_ptr error;                   ///< guarded by mu
 
-  bool backward(uint32_t cpu) const { return workers > 1 && cpu % 2 == 0; }
+  bool backward(uint32_t cpu) const { return walk_apart && workers > 1 && cpu % 2 == 0; }
 
   /// Claims and runs up to `part` (a divisor of what is left) of slice `s`, at least `least`
   /// and at most `most` items, from its front (`front_end`) or its back. Returns the items
@@ -145,7 +147,9 @@ struct CpuDevice::Pool {
   /// rate with help for every slice, 1.45x with none). So a worker helps a slice only when its
   /// items are heavy (kHelpItemNs, e.g. ESP), its owner has not started on it (asleep, late),
   /// or its owner stalls (no claim for kStallNs or four of this worker's mean claim times:
-  /// descheduled); it takes a quarter of what is left at a time.
+  /// descheduled); it takes a quarter of what is left at a time. Unless the workers walk apart,
+  /// a worker helps only the slices above its own, in increasing order and from their front,
+  /// so that every worker runs its items in increasing order (a CPU takes its queue in order).
   void claim(uint32_t cpu) {
     const uint64_t most = job_chunk, least = workers == 1 ? most : std::min(most, kMinClaim);
     try {
@@ -162,7 +166,8 @@ struct CpuDevice::Pool {
       const bool heavy = items == 0 || own_ns / double(items) > kHelpItemNs;
       const double stall_ns = std::max(kStallNs, claims ? 4 * own_ns / double(claims) : 0.0);
       for (uint32_t k = 1; k < workers; ++k)
-        help(uint32_t((cpu + k) % workers), heavy, stall_ns, least, most, cpu);
+        if (walk_apart || cpu + k < workers)
+          help(uint32_t((cpu + k) % workers), heavy, stall_ns, least, most, cpu);
     } catch (...) {
       std::lock_guard lock(mu);
       if (!error) error = std::current_exception();
@@ -170,11 +175,12 @@ struct CpuDevice::Pool {
     }
   }
 
-  /// claim()'s help with worker `owner`'s slice: from the end its owner walks toward.
+  /// claim()'s help with worker `owner`'s slice: from the end its owner walks toward where
+  /// the workers walk apart, else from the front (the helper's items stay in order).
   void help(uint32_t owner, bool heavy, double stall_ns, uint64_t least, uint64_t most,
             uint32_t cpu) {
     Slice& s = slices[owner];
-    const bool front_end = backward(owner);  // the owner walks down: help from the front
+    const bool front_end = !walk_apart || backward(owner);
     uint64_t r = s.range.load(std::memory_order_relaxed);
     // Heavy items, or an owner that never claimed: help at once.
     bool stalled = heavy || r == s.start.load(std::memory_order_relaxed);
@@ -234,6 +240,7 @@ struct CpuDevice::Pool {
 CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->workers = opts.workers ? opts.workers : std::max(1u, std::thread::hardware_concurrency());
   pool_->chunk = std::max(1u, opts.chunk);
+  pool_->walk_apart = opts.walk_apart;
   pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
   for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });

@@ -36,6 +36,12 @@ struct CpuOptions {
   /// The CPU the calling thread runs batches on (a caller that pins itself there); -1: the
   /// one it runs on when the device is built.
   int caller_cpu = -1;
+  /// Whether even workers (with several) walk their home slice from the back
+  /// (CpuDevice::backward), for the caches' sake (docs/PERFORMANCE.md, session 11). Only for a
+  /// caller whose results do not depend on the order one worker runs its items in (ESP
+  /// crypto, xdp::Runtime::order_free programs); otherwise every worker runs its own slice in
+  /// increasing order, as one CPU takes its receive queue.
+  bool walk_apart = false;
 };
 
 /// The CPUs of the calling thread's affinity mask (`taskset` narrows it), in increasing
@@ -51,12 +57,13 @@ class CpuDevice {
 
   uint32_t workers() const;
   /// Whether worker `cpu` walks its home slice from the back (even workers, when there are
-  /// several): neighbouring workers then start at their shared boundary and walk apart, and a
-  /// worker's hardware prefetcher, running ahead of its sweep, fetches its own next lines
-  /// instead of the first lines of its neighbour's slice (which that neighbour then has to
-  /// take back, line by line, in the next batch; docs/PERFORMANCE.md, session 11). Its
+  /// several and CpuOptions::walk_apart): neighbouring workers then start at their shared boundary
+  /// and walk apart, and a worker's hardware prefetcher, running ahead of its sweep, fetches its
+  /// own next lines instead of the first lines of its neighbour's slice (which that neighbour then
+  /// has to take back, line by line, in the next batch; docs/PERFORMANCE.md, session 11). Its
   /// claims come from the back; a ChunkFn does best to run [begin, end) from end - 1 down
-  /// (xdp::Runtime::run_packets' `backward`). Cache advice only: any order is correct.
+  /// (xdp::Runtime::run_packets' `backward`). Cache advice for callers that said any order
+  /// is correct (walk_apart).
   bool backward(uint32_t cpu) const;
   /// Tells the worker threads that no run follows soon: they sleep at once instead of polling
   /// for the next run (~20-50 us of a core each), e.g. while other work takes the cores. The
@@ -68,12 +75,13 @@ class CpuDevice {
   /// slots go to the same worker batch after batch, so their cache lines stay put). A worker
   /// claims its slice from one end (the front, or the back where backward(cpu)), `chunk`
   /// items at a time and fewer (half of what is left, at least 8) as the slice drains; then
-  /// it helps with the slices still unfinished, from the end their owners walk toward, but
-  /// only where that pays for moving the items' lines: heavy items (mean over ~300 ns), an
-  /// owner that has not started (asleep, late) or one that stalls (descheduled). So a late
-  /// or descheduled worker delays the others by a few us at most, and workers of light
-  /// items do not trade slots. If fn throws, the first exception is rethrown here after the
-  /// others finish. Not reentrant (one run at a time).
+  /// it helps with the slices still unfinished (walk_apart: any, from the end their owners
+  /// walk toward; else only those above its own, from their front, so that each worker runs
+  /// its items in increasing order), but only where that pays for moving the items' lines: heavy
+  /// items (mean over ~300 ns), an owner that has not started (asleep, late) or one that stalls
+  /// (descheduled). So a late or descheduled worker delays the others by a few us at most, and
+  /// workers of light items do not trade slots. If fn throws, the first exception is rethrown here
+  /// after the others finish. Not reentrant (one run at a time).
   void run(uint32_t count, const PacketFn& fn);
   /// run(batch.count, fn).
   void run(const Batch& batch, const PacketFn& fn) { run(batch.count, fn); }

@@ -10,7 +10,8 @@ ThreadedEngine::ThreadedEngine(std::vector<std::unique_ptr<CryptoEngine>> engine
                                ThreadedOptions opts)
     : engines_(std::move(engines)),
       opts_(opts),
-      pool_(device::CpuOptions{uint32_t(std::max<size_t>(1, engines_.size())), 8}) {
+      pool_(device::CpuOptions{uint32_t(std::max<size_t>(1, engines_.size())), 8, true, -1,
+                               /*walk_apart=*/true}) {
   if (engines_.empty()) throw Error("xfrm: threaded engine needs at least one engine");
 }
 

@@ -50,8 +50,6 @@ bool is_gpu_target(const std::string& t) {
   return t.rfind("sm_", 0) == 0 || t.rfind("gfx", 0) == 0;
 }
 
-/// GPU targets: every program of the object in one module (tail calls), the batch kernel
-/// `knod_xdp_batch`, PTX text (sm_XX) or an AMDGPU code object (gfxNNN).
 /// The code to -o FILE, else to stdout.
 int write_code(const JitArgs& a, const std::string& code) {
   if (a.out.empty()) {
@@ -64,6 +62,8 @@ int write_code(const JitArgs& a, const std::string& code) {
   return 0;
 }
 
+/// GPU targets: every program of the object in one module (tail calls), the batch kernel
+/// `knod_xdp_batch`, PTX text (sm_XX) or an AMDGPU code object (gfxNNN).
 int run_gpu(const JitArgs& a) {
   std::string bytes = read_file(a.file);
   if (bytes.rfind("\x7f"

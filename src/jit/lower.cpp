@@ -113,9 +113,9 @@ void Lowerer::return_if_stopped(Value* r0) {
 
 void Lowerer::run() {
   subs_ = find_subprograms(insns_);
-  frame_bytes_.assign(subs_.size(), kStackSize);
+  frame_zero_.assign(subs_.size(), FrameZero{uint32_t(kStackSize), 0});
   access_ = opts_.range_analysis
-                ? analyze_accesses(insns_, subs_, opts_.ctx, opts_.maps, &frame_bytes_)
+                ? analyze_accesses(insns_, subs_, opts_.ctx, opts_.maps, &frame_zero_)
                 : std::vector<AccessInfo>(insns_.size());
   Type* p = llvm::PointerType::getUnqual(c_);
   Type* i64 = b_.getInt64Ty();
@@ -201,11 +201,11 @@ void Lowerer::lower_function(size_t index) {
   depth_ = &*args++;
   region_ = &*args++;
   set(10, b_.CreatePtrToInt(fp_, i64));
-  // Each frame starts zeroed, as in the reference interpreter: the bytes the code can reach
-  // (the range analysis' frame_bytes; the whole frame without it).
-  if (const uint32_t n = frame_bytes_[index])
-    b_.CreateMemSet(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), fp_, -int64_t(n)), b_.getInt8(0),
-                    n, llvm::MaybeAlign(16));
+  // Each frame starts zeroed, as in the reference interpreter, as far as the code can see it
+  // (the range analysis' FrameZero; the whole frame without it).
+  if (const FrameZero z = frame_zero_[index]; z.deep > z.shallow)
+    b_.CreateMemSet(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), fp_, -int64_t(z.deep)),
+                    b_.getInt8(0), z.deep - z.shallow, llvm::MaybeAlign(16));
   ret_bb_ = BasicBlock::Create(c_, "ret", fn_);
   std::vector<bool> lead = block_leaders(insns_, lo_, hi_);
   for (uint32_t pc = lo_; pc < hi_; ++pc)

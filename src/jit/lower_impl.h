@@ -75,7 +75,7 @@ class Lowerer {
   RuntimeDecls rt_;
   std::vector<uint32_t> subs_;
   std::vector<AccessInfo> access_;
-  std::vector<uint32_t> frame_bytes_;        ///< per subprogram: bytes zeroed below r10 at entry
+  std::vector<FrameZero> frame_zero_;        ///< per subprogram: bytes zeroed below r10 at entry
   std::map<uint32_t, llvm::Function*> fns_;  ///< by entry pc
 
   // per function

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "jit/cfg.h"
+#include "jit/frame_zero.h"
 
 namespace knod::jit {
 namespace {
@@ -24,6 +25,7 @@ enum class K : uint8_t {
   kMapPtr,        // an ld_imm64 naming maps[map]
   kMapValOrNull,  // bpf_map_lookup_elem result: value of maps[map] + lo, or NULL
   kMapVal,        // value of maps[map] (or of several maps: map -1) + x, x in [lo, hi]
+  kAnchored,      // some packet or map value pointer of those above (a join of two): not the stack
 };
 
 // kScalar: unsigned value in [lo, hi]. kFp/kCtx: base + lo (lo == hi). kPkt: data + x with
@@ -74,6 +76,7 @@ constexpr int64_t kMaxOff = 1 << 16;       ///< packet offsets tracked (MAX_PACK
 constexpr int64_t kMaxScalar = 1ll << 40;  ///< scalar bounds tracked
 constexpr int kWidenAfter = 8;             ///< visits of a pc before joins stop widening
 constexpr int64_t kXdpMdBytes = 24;        ///< sizeof(struct xdp_md): past it, not the ctx
+constexpr int64_t kLost = kStackSize + 1;  ///< frame_reach: any byte of the frame, unknown which
 
 Val scalar(int64_t lo, int64_t hi) {
   if (lo < 0 || hi > kMaxScalar || lo > hi) return Val{};
@@ -104,6 +107,13 @@ Val offset(Val v, int64_t dlo, int64_t dhi) {
   }
 }
 
+/// A pointer into a packet (data, data_meta, data_end or p-or-NULL) or a map value, at a
+/// bounded offset (offset() keeps these within kMaxOff): not a stack address.
+bool anchored_off_stack(const Val& v) {
+  return v.k == K::kPkt || v.k == K::kPktEnd || v.k == K::kPktMeta || v.k == K::kPktOrNull ||
+         v.k == K::kMapVal || v.k == K::kMapValOrNull || v.k == K::kAnchored;
+}
+
 Val join(const Val& a, const Val& b, bool widen) {
   if (a == b) return a;
   if (widen) {  // a packet pointer p joined with NULL, or with p-or-NULL: p-or-NULL
@@ -126,7 +136,7 @@ Val join(const Val& a, const Val& b, bool widen) {
   }
   if (!widen || a.k != b.k || a.map != b.map ||
       (a.k != K::kPkt && a.k != K::kPktMeta && a.k != K::kScalar && a.k != K::kMapVal))
-    return Val{};
+    return anchored_off_stack(a) && anchored_off_stack(b) ? Val{K::kAnchored} : Val{};
   Val v{a.k, std::min(a.lo, b.lo), std::max(a.hi, b.hi), a.map};
   if (a.k == K::kPkt && a.id == b.id && a.c == b.c) {  // same base: the range both proved
     v.id = a.id;
@@ -441,14 +451,102 @@ void step_alu(State& s, const Insn& i) {
 
 }  // namespace
 
+namespace {
+
+// Bytes helper `id` reads through its stack argument r`ptr`, where its prototype says
+// (include/uapi/linux/bpf.h; the kernel's ARG_PTR_TO_MAP_KEY / _VALUE and ARG_PTR_TO_MEM with
+// its ARG_CONST_SIZE register): the map's key or value size, or the size register's bound.
+std::optional<int64_t> helper_reads(int32_t id, int ptr, const State& s,
+                                    const std::vector<MapDesc>& maps) {
+  const MapDesc* map =
+      s.r[1].k == K::kMapPtr && s.r[1].map >= 0 ? &maps[size_t(s.r[1].map)] : nullptr;
+  auto key = [&]() -> std::optional<int64_t> {
+    if (map && map->key_size) return map->key_size;
+    return std::nullopt;
+  };
+  auto value = [&]() -> std::optional<int64_t> {
+    if (map && map->value_size) return map->value_size;
+    return std::nullopt;
+  };
+  auto size = [&](int r) -> std::optional<int64_t> {
+    if (s.r[r].k == K::kScalar) return s.r[r].hi;
+    return std::nullopt;
+  };
+  switch (id) {
+    case 1:  // map_lookup_elem(map, key)
+    case 3:  // map_delete_elem(map, key)
+      if (ptr == 2) return key();
+      break;
+    case 2:  // map_update_elem(map, key, value, flags)
+      if (ptr == 2) return key();
+      if (ptr == 3) return value();
+      break;
+    case 87:  // map_push_elem(map, value, flags)
+      if (ptr == 2) return value();
+      break;
+    case 6:  // trace_printk(fmt, fmt_size, ...)
+      if (ptr == 1) return size(2);
+      break;
+    case 25:  // perf_event_output(ctx, map, flags, data, size)
+      if (ptr == 4) return size(5);
+      break;
+    case 28:  // csum_diff(from, from_size, to, to_size, seed)
+      if (ptr == 1) return size(2);
+      if (ptr == 3) return size(4);
+      break;
+    case 69:  // fib_lookup(ctx, params, plen, flags): reads the params it fills in
+      if (ptr == 2) return size(3);
+      break;
+    case 130:  // ringbuf_output(ringbuf, data, size, flags)
+      if (ptr == 2) return size(3);
+      break;
+    case 189:  // xdp_store_bytes(ctx, offset, from, len)
+      if (ptr == 3) return size(4);
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The frame bytes call `i` may read: a helper's stack arguments as helper_reads sizes them;
+// any other stack argument (another helper's, a kfunc's, a callee's) from the pointer up to
+// r10, as does any argument past the two ranges a StackUse holds.
+StackUse call_reads(const State& s, const Insn& i, const std::vector<MapDesc>& maps) {
+  const bool helper = BPF_SRC(i.code) == BPF_K && i.src_reg == 0;
+  StackUse u;
+  size_t n = 0;
+  int64_t up = 0;  // the deepest pointer read up to r10
+  for (int r = 1; r <= 5; ++r) {
+    const Val& v = s.r[r];
+    if (v.k != K::kFp) continue;
+    const int64_t lo = std::max<int64_t>(v.lo, -kStackSize);
+    const auto bytes = helper ? helper_reads(i.imm, r, s, maps) : std::nullopt;
+    if (bytes && n < 2)
+      u.read[n++] = StackRange{int32_t(lo), uint32_t(std::clamp<int64_t>(*bytes, 0, -lo))};
+    else
+      up = std::min(up, lo);
+  }
+  if (up < 0 && n < 2) {
+    u.read[n] = StackRange{int32_t(up), uint32_t(-up)};
+  } else if (up < 0) {  // no room left: one range, from the deepest of the three up to r10
+    const int64_t deep = std::min({up, int64_t(u.read[0].off), int64_t(u.read[1].off)});
+    u.read[0] = StackRange{int32_t(deep), uint32_t(-deep)};
+    u.read[1] = StackRange{};
+  }
+  return u;
+}
+
+}  // namespace
+
 // Bytes below r10 that instruction `i` (in state `s`) may reach through the stack, or
-// kStackSize when a stack address leaves the analysis (kept in memory, turned into a scalar or
+// kLost when a stack address leaves the analysis (kept in memory, turned into a scalar or
 // an unknown pointer, lost at a join, returned), after which any access or helper may reach
 // any byte. Helpers read up from a stack pointer (a size argument); bpf-to-bpf calls and
 // callbacks may read anywhere in the frames above theirs, so programs with subprograms zero
 // whole frames (analyze_accesses).
 int64_t frame_reach(const State& s, const Insn& i, uint32_t pc) {
-  if (s.fp_lost) return kStackSize;
+  if (s.fp_lost) return kLost;
   const uint8_t cls = insn_class(i);
   auto below = [](const Val& v) {
     return v.lo < -kStackSize ? kStackSize : std::max<int64_t>(0, -v.lo);
@@ -461,24 +559,25 @@ int64_t frame_reach(const State& s, const Insn& i, uint32_t pc) {
       t.r[i.dst_reg] = Val{};
     else if (!variable_packet_add(t, i, pc))
       step_alu(t, i);
-    return t.r[i.dst_reg].k == K::kFp ? below(t.r[i.dst_reg]) : kStackSize;
+    return t.r[i.dst_reg].k == K::kFp ? below(t.r[i.dst_reg]) : kLost;
   }
-  if (cls == BPF_STX && s.r[i.src_reg].k == K::kFp) return kStackSize;  // spilled
+  if (cls == BPF_STX && s.r[i.src_reg].k == K::kFp) return kLost;  // spilled
   if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(i.code) == BPF_CALL) {
     int64_t n = 0;  // a callee may read up from each stack argument
     for (int r = 1; r <= 5; ++r)
       if (s.r[r].k == K::kFp) n = std::max(n, below(s.r[r]));
     return n;
   }
-  if (cls == BPF_JMP && BPF_OP(i.code) == BPF_EXIT && s.r[0].k == K::kFp) return kStackSize;
+  if (cls == BPF_JMP && BPF_OP(i.code) == BPF_EXIT && s.r[0].k == K::kFp) return kLost;
   return 0;
 }
 
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
                                          CtxKind ctx, const std::vector<MapDesc>& maps,
-                                         std::vector<uint32_t>* frame_bytes) {
+                                         std::vector<FrameZero>* frame) {
   std::vector<AccessInfo> out(insns.size());
-  if (frame_bytes) frame_bytes->assign(subs.size(), 0);
+  if (frame) frame->assign(subs.size(), FrameZero{});
+  std::vector<StackUse> uses(frame ? insns.size() : 0);
   for (size_t si = 0; si < subs.size(); ++si) {
     int64_t reach = 0;  // bytes below r10 this subprogram's code may reach
     uint32_t lo = subs[si], hi = subprogram_end(subs, si, insns.size());
@@ -600,6 +699,7 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       if (!in[pc - lo] || i.dst_reg >= kNumRegs || i.src_reg >= kNumRegs) continue;
       const State& s = *in[pc - lo];
       reach = std::max(reach, frame_reach(s, i, pc));
+      if (frame && cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL) uses[pc] = call_reads(s, i, maps);
       const bool helper_call = cls == BPF_JMP && BPF_OP(i.code) == BPF_CALL &&
                                BPF_SRC(i.code) == BPF_K && i.src_reg == 0;
       if (helper_call && i.imm == kTailCall) {
@@ -640,6 +740,12 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
       if (stack_proven(base, i.off, n)) {
         a = AccessInfo{AccessKind::kStack, int32_t(o)};
         reach = std::max(reach, -o);
+        if (frame) {
+          const StackRange bytes{int32_t(o), uint32_t(n)};
+          const bool atomic = cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC;
+          if (cls == BPF_LDX || atomic) uses[pc].read[0] = bytes;
+          if (cls != BPF_LDX) uses[pc].write = bytes;
+        }
       } else if (packet_proven(s, base, i.off, n) &&
                  !(cls == BPF_STX && BPF_MODE(i.code) == BPF_ATOMIC)) {
         a.kind = AccessKind::kPacket;
@@ -650,14 +756,26 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
         if (!atomic || (base.lo == base.hi && o % n == 0))
           a = AccessInfo{AccessKind::kMapValue, int32_t(o), base.map};
       }
-      if (a.kind == AccessKind::kChecked) reach = kStackSize;  // may land anywhere in the frame
+      // A checked access may land anywhere in the frame, unless its base is a packet or map
+      // value pointer: those stay within kMaxOff (+ the 16-bit insn offset) of their packet
+      // or value, and the frame is an allocation of its own (xdp::Runtime's kept stack, the
+      // entry's buffer), so such an access reaches the frame only where an allocator happened
+      // to put the two close together: nothing a program's result may depend on (the kernel's
+      // verifier keeps packet and map value accesses inside their object).
+      if (a.kind == AccessKind::kChecked && !anchored_off_stack(base)) reach = kLost;
     }
-    if (frame_bytes) (*frame_bytes)[si] = uint32_t((reach + 15) / 16 * 16);
+    if (frame && reach >= kLost) {
+      (*frame)[si] = FrameZero{uint32_t(kStackSize), 0};
+    } else if (frame && reach > 0) {  // every stack access known: only what is read unwritten
+      std::vector<bool> reachable(hi - lo);
+      for (uint32_t pc = lo; pc < hi; ++pc) reachable[pc - lo] = in[pc - lo].has_value();
+      (*frame)[si] = frame_zero(insns, lo, hi, uses, reachable);
+    }
   }
   // A callee (or callback) reaches its callers' frames through the stack region (r10 plus a
   // positive offset, a pointer argument minus an offset), which no single function's analysis
   // bounds: with subprograms every frame is zeroed whole, as the interpreter does.
-  if (frame_bytes && subs.size() > 1) frame_bytes->assign(subs.size(), uint32_t(kStackSize));
+  if (frame && subs.size() > 1) frame->assign(subs.size(), FrameZero{uint32_t(kStackSize), 0});
   return out;
 }
 

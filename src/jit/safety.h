@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "isa/insn.h"
+#include "jit/frame_zero.h"
 #include "jit/lower.h"
 
 namespace knod::jit {
@@ -52,14 +53,16 @@ struct AccessInfo {
 
 /// Classifies every instruction of `insns`. `subs`: sorted entry pcs of the subprograms
 /// (0 first); `maps`: what ld_imm64 values name (may be empty). Result is indexed by pc.
-/// `frame_bytes` (if given), per subprogram (index as in `subs`): how many bytes below r10
-/// its code may read or hand to a helper, rounded up to 16; the whole frame (kStackSize) when
-/// a stack address escapes the analysis (spilled, made a scalar or an unknown pointer, lost
-/// at a join), an access is checked at run time, or the program has subprograms (callees and
-/// callbacks may reach their callers' frames). Only these bytes need zeroing at
-/// entry for the program to see the zeroed frame the interpreter gives it.
+/// `frame` (if given), per subprogram (index as in `subs`): the bytes below r10 to zero at
+/// entry for the program to see the zeroed frame the interpreter gives it. When every stack
+/// access and helper stack argument is at a known offset, those a path may read before
+/// writing them (jit/frame_zero.h; none for programs the kernel's verifier accepts); the whole
+/// frame (kStackSize) when a stack address escapes the analysis (spilled, made a scalar or an
+/// unknown pointer, lost at a join), an access that may land in the frame is checked at run
+/// time, or the program has subprograms (callees and callbacks may reach their callers'
+/// frames).
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
                                          CtxKind ctx, const std::vector<MapDesc>& maps = {},
-                                         std::vector<uint32_t>* frame_bytes = nullptr);
+                                         std::vector<FrameZero>* frame = nullptr);
 
 }  // namespace knod::jit

@@ -123,8 +123,8 @@ std::vector<uint64_t> back_to_back(JitExecutor& jit, vm::Run& run,
 }
 
 TEST(JitExecutor, EveryRunSeesAZeroedFrame) {
-  // The frame is zeroed only as deep as the code reaches (jit/safety.h frame_bytes); what an
-  // earlier run (of this program or a deeper one) left there is never seen.
+  // The frame is zeroed only where the code may read before writing (jit/frame_zero.h); what
+  // an earlier run (of this program or a deeper one) left there is never seen.
   vm::Env env;
   env.helpers = &helpers();
   vm::Program deep{"deep", isa::assemble("stdw [%r10-8], 9\nstdw [%r10-512], 9\nmov %r0, 0\nexit")};
@@ -135,14 +135,23 @@ TEST(JitExecutor, EveryRunSeesAZeroedFrame) {
     stdw [%r10-8], 5
     stdw [%r10-16], 6
     exit)")};
-  env.programs = {&deep, &reads};
+  // Writes -8 on one path only (r1 != 0): with r1 = 0 it reads what it did not write.
+  vm::Program one_path{"one_path", isa::assemble(R"(
+    jeq %r1, 0, l
+    stdw [%r10-8], 1
+  l:
+    ldxdw %r0, [%r10-8]
+    exit)")};
+  env.programs = {&deep, &reads, &one_path};
   JitExecutor jit;
   const CompiledProgram& cd = jit.compile(deep, &env);
   const CompiledProgram& cr = jit.compile(reads, &env);
+  const CompiledProgram& co = jit.compile(one_path, &env);
   vm::Run run;
   run.env = &env;
   // Back to back from one caller frame: each run's frame is where the last one's was.
-  EXPECT_EQ(back_to_back(jit, run, {&cr, &cr, &cd, &cr}), (std::vector<uint64_t>{0, 0, 0, 0}));
+  EXPECT_EQ(back_to_back(jit, run, {&cr, &cr, &cd, &cr, &cd, &co}),
+            (std::vector<uint64_t>{0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(run.fault, vm::Fault::kNone);
   vm::Interpreter interp;
   EXPECT_EQ(run_on(interp, env, reads).r0, 0u);

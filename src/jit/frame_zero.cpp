@@ -14,8 +14,8 @@ using Bytes = std::bitset<kStackSize>;  ///< bit k - 1: the byte at r10 - k
 /// Bytes [r10 + off, r10 + off + n) as bits (the part inside the frame).
 Bytes span(int32_t off, uint32_t n) {
   Bytes b;
-  for (int64_t a = off; a < int64_t(off) + n; ++a)
-    if (a < 0 && a >= -int64_t(kStackSize)) b.set(size_t(-a - 1));
+  const int64_t end = std::min<int64_t>(int64_t(off) + n, 0);
+  for (int64_t a = std::max<int64_t>(off, -kStackSize); a < end; ++a) b.set(size_t(-a - 1));
   return b;
 }
 

@@ -1,8 +1,8 @@
 // Which bytes of a frame the JIT must zero at entry so that a program sees the zeroed frame
 // the reference interpreter gives it: the bytes some path may read before any path-wide
 // write (a must-be-written forward data-flow over the subprogram's control flow, meet =
-// intersection). The kernel's verifier refuses such reads (check_stack_read: "invalid read
-// from stack"), so a program it accepts needs no zeroing at all.
+// intersection). The kernel's verifier refuses such reads from programs loaded without
+// CAP_PERFMON ("invalid read from stack"): a program that passes it needs no zeroing at all.
 #pragma once
 
 #include <cstdint>

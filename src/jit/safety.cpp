@@ -500,7 +500,8 @@ std::optional<int64_t> helper_reads(int32_t id, int ptr, const State& s,
     case 130:  // ringbuf_output(ringbuf, data, size, flags)
       if (ptr == 2) return size(3);
       break;
-    case 189:  // xdp_store_bytes(ctx, offset, from, len)
+    case 189:  // xdp_load_bytes(ctx, offset, to, len): writes `to` (taken as read: zeroes more)
+    case 190:  // xdp_store_bytes(ctx, offset, from, len)
       if (ptr == 3) return size(4);
       break;
     default:
@@ -520,6 +521,7 @@ StackUse call_reads(const State& s, const Insn& i, const std::vector<MapDesc>& m
   for (int r = 1; r <= 5; ++r) {
     const Val& v = s.r[r];
     if (v.k != K::kFp) continue;
+    if (v.lo >= 0) continue;  // at or above r10: no byte of this frame
     const int64_t lo = std::max<int64_t>(v.lo, -kStackSize);
     const auto bytes = helper ? helper_reads(i.imm, r, s, maps) : std::nullopt;
     if (bytes && n < 2)
@@ -541,10 +543,10 @@ StackUse call_reads(const State& s, const Insn& i, const std::vector<MapDesc>& m
 
 // Bytes below r10 that instruction `i` (in state `s`) may reach through the stack, or
 // kLost when a stack address leaves the analysis (kept in memory, turned into a scalar or
-// an unknown pointer, lost at a join, returned), after which any access or helper may reach
-// any byte. Helpers read up from a stack pointer (a size argument); bpf-to-bpf calls and
-// callbacks may read anywhere in the frames above theirs, so programs with subprograms zero
-// whole frames (analyze_accesses).
+// an unknown pointer, compared with a number, lost at a join, returned), after which any
+// access or helper may reach any byte. Helpers read up from a stack pointer (a size
+// argument); bpf-to-bpf calls and callbacks may read anywhere in the frames above theirs, so
+// programs with subprograms zero whole frames (analyze_accesses).
 int64_t frame_reach(const State& s, const Insn& i, uint32_t pc) {
   if (s.fp_lost) return kLost;
   const uint8_t cls = insn_class(i);
@@ -569,6 +571,14 @@ int64_t frame_reach(const State& s, const Insn& i, uint32_t pc) {
     return n;
   }
   if (cls == BPF_JMP && BPF_OP(i.code) == BPF_EXIT && s.r[0].k == K::kFp) return kLost;
+  if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(i.code) != BPF_JA &&
+      BPF_OP(i.code) != BPF_CALL && BPF_OP(i.code) != BPF_EXIT) {
+    // A stack address compared with anything but another one gives its bits away: `if r10 <
+    // rX` bit by bit rebuilds it as a number the analysis cannot see, which a helper then
+    // reads through.
+    const bool dst_fp = s.r[i.dst_reg].k == K::kFp;
+    if (BPF_SRC(i.code) == BPF_X ? dst_fp != (s.r[i.src_reg].k == K::kFp) : dst_fp) return kLost;
+  }
   return 0;
 }
 

@@ -56,11 +56,11 @@ struct AccessInfo {
 /// `frame` (if given), per subprogram (index as in `subs`): the bytes below r10 to zero at
 /// entry for the program to see the zeroed frame the interpreter gives it. When every stack
 /// access and helper stack argument is at a known offset, those a path may read before
-/// writing them (jit/frame_zero.h; none for programs the kernel's verifier accepts); the whole
-/// frame (kStackSize) when a stack address escapes the analysis (spilled, made a scalar or an
-/// unknown pointer, lost at a join), an access that may land in the frame is checked at run
-/// time, or the program has subprograms (callees and callbacks may reach their callers'
-/// frames).
+/// writing them (jit/frame_zero.h; none for a program that writes what it reads); the whole
+/// frame (kStackSize) when a stack address escapes the analysis (spilled, made a scalar or
+/// an unknown pointer, compared with a number, lost at a join), an access that may land in
+/// the frame is checked at run time, or the program has subprograms (callees and callbacks
+/// may reach their callers' frames).
 std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector<uint32_t>& subs,
                                          CtxKind ctx, const std::vector<MapDesc>& maps = {},
                                          std::vector<FrameZero>* frame = nullptr);

@@ -539,6 +539,19 @@ INSTANTIATE_TEST_SUITE_P(
         FrameCase{"alu32", "mov32 %r1, %r10\nmov %r0, 0\nexit", {kWhole}},
         FrameCase{"variable_offset", "mov %r2, %r10\nadd %r2, %r3\ncall 1\nexit", {kWhole}},
         FrameCase{"returned", "mov %r0, %r10\nexit", {kWhole}},
+        // ... or compared with a number: `if r10 < rX` rebuilds it bit by bit as a number
+        // a helper then reads through (a helper's break-it find: map_update_elem read 8
+        // bytes an earlier packet left at r10 - 256).
+        FrameCase{"compared", "mov %r2, 0\njlt %r10, %r2, l\nl:\nmov %r0, 0\nexit", {kWhole}},
+        FrameCase{"compared_imm", "jset %r10, 256, l\nl:\nmov %r0, 0\nexit", {kWhole}},
+        FrameCase{"compared32", "mov %r2, 0\njlt32 %r10, %r2, l\nl:\nmov %r0, 0\nexit", {kWhole}},
+        // Two stack addresses compared give nothing away (a loop over a stack buffer).
+        FrameCase{"two_stack_addresses",
+                  "stdw [%r10-16], 0\nstdw [%r10-8], 0\nmov %r1, %r10\nadd %r1, -16\n"
+                  "mov %r2, %r10\nadd %r2, -8\njlt %r1, %r2, l\nl:\nmov %r0, 0\nexit",
+                  {{0, 0}}},
+        // A helper given an address above r10 reads no byte of this frame.
+        FrameCase{"above_r10", "mov %r2, %r10\nadd %r2, 8\ncall 1\nexit", {{0, 0}}},
         // An access checked at run time may land anywhere in the frame...
         FrameCase{"checked_access", "ldxw %r0, [%r2+0]\nexit", {kWhole}},
         FrameCase{"checked_past_ctx", "ldxw %r0, [%r1+64]\nexit", {kWhole}},

@@ -449,10 +449,6 @@ void step_alu(State& s, const Insn& i) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Bytes helper `id` reads through its stack argument r`ptr`, where its prototype says
 // (include/uapi/linux/bpf.h; the kernel's ARG_PTR_TO_MAP_KEY / _VALUE and ARG_PTR_TO_MEM with
 // its ARG_CONST_SIZE register): the map's key or value size, or the size register's bound.
@@ -571,8 +567,7 @@ int64_t frame_reach(const State& s, const Insn& i, uint32_t pc) {
     return n;
   }
   if (cls == BPF_JMP && BPF_OP(i.code) == BPF_EXIT && s.r[0].k == K::kFp) return kLost;
-  if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(i.code) != BPF_JA &&
-      BPF_OP(i.code) != BPF_CALL && BPF_OP(i.code) != BPF_EXIT) {
+  if (jump_target(i, pc) && !ends_flow(i)) {  // a conditional jump
     // A stack address compared with anything but another one gives its bits away: `if r10 <
     // rX` bit by bit rebuilds it as a number the analysis cannot see, which a helper then
     // reads through.

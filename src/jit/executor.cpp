@@ -67,12 +67,6 @@ extern "C" uint64_t knod_host_map_lookup(knod::vm::Run* run, uint64_t map, const
   return reinterpret_cast<uint64_t>(reinterpret_cast<knod::maps::Map*>(map)->lookup(key, run->cpu));
 }
 
-// Host side of bpf_tail_call on a PROG_ARRAY the JIT knows (jit/safety.h kTailCall: ctx in r1,
-// the map from its ld_imm64): the helper's work without validating its arguments.
-extern "C" uint64_t knod_host_tail_target(knod::vm::Run* run, uint64_t map, uint64_t index) {
-  return knod::vm::tail_call_to(*run, *reinterpret_cast<const knod::maps::ProgArray*>(map), index);
-}
-
 // Host side of knod_rt_xdp_adjust (bpf_xdp_adjust_head / adjust_meta with the ctx in r1).
 extern "C" uint64_t knod_host_xdp_adjust(knod::vm::Run* run, int32_t id, uint64_t offset) {
   auto* b = static_cast<knod::xdp::Buff*>(const_cast<void*>(run->ctx_fields));
@@ -98,6 +92,18 @@ extern "C" uint64_t knod_host_tail_call(knod::vm::Run* run, uint64_t r1, void* f
   uint64_t r0 = cp->body(run, fp, r1, 0, 0, 0, 0, depth, region);
   run->executor = st;
   return r0;
+}
+
+// Host side of bpf_tail_call on a PROG_ARRAY the JIT knows (jit/safety.h kTailCall: ctx in r1,
+// the map from its ld_imm64): the helper's work without validating its arguments, then the
+// target in place of the caller's frame (knod_rt_tail_call's work), in one call.
+extern "C" bool knod_host_tail_jump(knod::vm::Run* run, uint64_t map, uint64_t index, uint64_t r1,
+                                    void* fp, uint32_t depth, int32_t region, uint64_t* r0) {
+  knod::vm::tail_call_to(*run, *reinterpret_cast<const knod::maps::ProgArray*>(map), index);
+  if (!run->tail_target) return false;  // tail_call_to counted kMaxTailCalls
+  ++run->tail_calls;
+  *r0 = knod_host_tail_call(run, r1, fp, depth, region);
+  return true;
 }
 
 namespace knod::jit {
@@ -179,11 +185,12 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
   };
   def("knod_host_static_ok", &knod_host_static_ok);
   def("knod_host_map_lookup", &knod_host_map_lookup);
-  def("knod_host_tail_target", &knod_host_tail_target);
+  def("knod_host_tail_jump", &knod_host_tail_jump);
   def("knod_host_xdp_adjust", &knod_host_xdp_adjust);
   def("knod_host_tail_call", &knod_host_tail_call);
   // The runtime's out-of-line functions (jit/runtime/rt_host.cpp), compiled once into knod.
   def("knod_rt_check_regions", &knod_rt_check_regions);
+  def("knod_rt_check_regions_off_stack", &knod_rt_check_regions_off_stack);
   def("knod_rt_value_ok", &knod_rt_value_ok);
   def("knod_rt_fault", &knod_rt_fault);
   def("knod_rt_load_slow", &knod_rt_load_slow);
@@ -221,7 +228,10 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   lo.name = "knod_prog" + std::to_string(impl_->next_id++);
   lo.ctx = opts_.ctx;
   lo.range_analysis = opts_.range_analysis;
-  if (env) lo.maps = describe_maps(*env, /*inline_arrays=*/true);
+  if (env) {
+    lo.maps = describe_maps(*env, /*inline_arrays=*/true);
+    lo.helpers = env->helpers;
+  }
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto m = lower(prog.insns, *ctx, lo, &cp->stats);
   m->setDataLayout(impl_->jit->getDataLayout());

@@ -26,6 +26,10 @@ class LLVMContext;
 class Module;
 }  // namespace llvm
 
+namespace knod::vm {
+struct HelperTable;
+}  // namespace knod::vm
+
 namespace knod::jit {
 
 /// Value of ld_imm64 BPF_PSEUDO_FUNC: tag | entry pc (the interpreter's vm::kFuncTag).
@@ -73,6 +77,11 @@ struct LowerOptions {
   CtxKind ctx = CtxKind::kOpaque;
   bool range_analysis = true;  ///< false: guard every memory access (for testing)
   std::vector<MapDesc> maps;   ///< maps the program's ld_imm64 values may name (may be empty)
+  /// Host only: the helper table every run of this code will use (vm::Env::helpers). A helper
+  /// call with a constant id it defines calls that function directly instead of dispatching
+  /// through knod_rt_helper (no table lookup, no id check: the id is known here). Null: every
+  /// helper call goes through knod_rt_helper (GPU targets, `knod jit` output).
+  const vm::HelperTable* helpers = nullptr;
 };
 
 /// Per-program counts of memory accesses (static instructions).
@@ -83,6 +92,7 @@ struct LowerStats {
   uint32_t ctx_direct = 0;       ///< ctx accesses at a known offset (direct ctx_load call)
   uint32_t map_values = 0;       ///< of `proven`: map value accesses (typed lookups)
   uint32_t inlined_lookups = 0;  ///< bpf_map_lookup_elem calls inlined (ARRAY and HASH maps)
+  uint32_t direct_helpers = 0;   ///< helper calls made directly (LowerOptions::helpers)
   uint32_t subprograms = 0;      ///< functions besides the entry
   std::vector<uint32_t> subprogram_pcs;  ///< entry pc of each function (0 = the body)
   std::vector<uint32_t> checked_pcs;     ///< pcs of the accesses left with a run-time check

@@ -59,7 +59,7 @@ void Lowerer::lower_atomic(const Insn& i, uint32_t pc) {
     ++stats_.checked;
     stats_.checked_pcs.push_back(pc);
     Value* addr = b_.CreateAdd(get(i.dst_reg), c64(uint64_t(int64_t(i.off))));
-    Value* ok = b_.CreateCall(rt_.check, {run_, addr, c32(size), b_.getTrue()});
+    Value* ok = check_access(a, addr, size, true);
     Value* aligned = b_.CreateICmpEQ(b_.CreateAnd(addr, size - 1), c64(0));
     fault_if(b_.CreateNot(b_.CreateAnd(ok, aligned)), vm::Fault::kOutOfBounds, pc);
     ptr = b_.CreateIntToPtr(addr, b_.getPtrTy());

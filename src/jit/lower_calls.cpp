@@ -1,5 +1,6 @@
 // Calls (RFC 9669 §4.3.1): helper calls go to knod_rt_helper(run, id, r1..r5) (callx takes the
-// id from a register); bpf-to-bpf calls (src_reg = BPF_PSEUDO_CALL) call the subprogram's
+// id from a register), or on the host straight to the helper's function
+// (LowerOptions::helpers); bpf-to-bpf calls (src_reg = BPF_PSEUDO_CALL) call the subprogram's
 // LLVM function with a new 512-byte frame below the caller's (the stack Region grows to it), r6-r9
 // being the caller's own allocas (callee-saved by construction). Depth beyond kMaxCallDepth faults
 // kCallDepth. After any call the program returns at once when the run stopped (fault, exit_now,
@@ -58,6 +59,9 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     return lower_tail_call(access_[pc]);
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kXdpAdjust)
     return lower_xdp_adjust(access_[pc], pc);
+  if (i.src_reg == 0 && i.imm != kTailCallHelper && opts_.helpers && i.imm >= 0 &&
+      i.imm < vm::kMaxHelperId && opts_.helpers->fn[i.imm])
+    return lower_direct_helper(uint32_t(i.imm), pc);
   if (i.src_reg == 0) {
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
@@ -121,16 +125,51 @@ void Lowerer::lower_hash_lookup(const AccessInfo& a) {
                   c64(d.percpu ? d.cpu_block : 0), c32(d.percpu ? d.ncpus : 0)}));
 }
 
-// bpf_tail_call on a PROG_ARRAY of this process with the ctx in r1: the slot read by
-// knod_host_tail_target (the helper's work without checking its arguments), then the jump.
-void Lowerer::lower_tail_call(const AccessInfo& a) {
-  auto fn = m_.getOrInsertFunction(
-      "knod_host_tail_target",
-      llvm::FunctionType::get(b_.getInt64Ty(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()},
-                              false));
-  Value* r0 = b_.CreateCall(fn, {run_, c64(opts_.maps.at(size_t(a.map)).addr), get(3)});
+// A helper of the host's table called directly (LowerOptions::helpers): what knod_rt_helper
+// does for a known id, without its table lookup and id check. The helper's fault gets this
+// call's pc (vm::Run::fault_pc) on the stopped path, as knod_rt_helper sets it.
+void Lowerer::lower_direct_helper(uint32_t id, uint32_t pc) {
+  ++stats_.direct_helpers;
+  llvm::Type* i64 = b_.getInt64Ty();
+  auto* ty = llvm::FunctionType::get(i64, {b_.getPtrTy(), i64, i64, i64, i64, i64}, false);
+  Value* fn =
+      b_.CreateIntToPtr(c64(reinterpret_cast<uint64_t>(opts_.helpers->fn[id])), b_.getPtrTy());
+  Value* r0 = b_.CreateCall(ty, fn, {run_, get(1), get(2), get(3), get(4), get(5)});
   set(0, r0);
-  after_helper(r0);
+  BasicBlock* out = new_block("stopped");
+  BasicBlock* cont = new_block("cont");
+  b_.CreateCondBr(b_.CreateCall(rt_.stopped, {run_}), out, cont,
+                  llvm::MDBuilder(c_).createBranchWeights(1, 2000));
+  b_.SetInsertPoint(out);
+  auto fault_at = m_.getOrInsertFunction(
+      "knod_rt_fault_at",
+      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getInt32Ty()}, false));
+  b_.CreateCall(fault_at, {run_, c32(pc)});
+  emit_return(r0);
+  b_.SetInsertPoint(cont);
+}
+
+// bpf_tail_call on a PROG_ARRAY of this process with the ctx in r1: one call,
+// knod_host_tail_jump, reads the slot (the helper's work without checking its arguments)
+// and runs the target in place of this frame; its r0 is returned. When no target runs (empty
+// slot, index out of range, kMaxTailCalls taken) execution falls through with r0 = 0, as
+// after the helper; nothing there can fault.
+void Lowerer::lower_tail_call(const AccessInfo& a) {
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* p = b_.getPtrTy();
+  auto fn = m_.getOrInsertFunction(
+      "knod_host_tail_jump",
+      llvm::FunctionType::get(b_.getInt1Ty(),
+                              {p, i64, i64, i64, p, b_.getInt32Ty(), b_.getInt32Ty(), p}, false));
+  Value* taken = b_.CreateCall(fn, {run_, c64(opts_.maps.at(size_t(a.map)).addr), get(3), get(1),
+                                    fp_, depth_, region_, tail_r0_});
+  BasicBlock* out = new_block("tail.ret");
+  BasicBlock* cont = new_block("cont");
+  b_.CreateCondBr(taken, out, cont);
+  b_.SetInsertPoint(out);
+  emit_return(b_.CreateLoad(i64, tail_r0_));
+  b_.SetInsertPoint(cont);
+  set(0, c64(0));
 }
 
 // bpf_xdp_adjust_head / adjust_meta (helper id in a.off) with the ctx in r1: knod_rt_xdp_adjust.

@@ -54,6 +54,7 @@ class Lowerer {
   void lower_call(const Insn& i, uint32_t pc);  // lower_calls.cpp
   llvm::Value* key_ptr(const AccessInfo& a);
   void lower_tail_call(const AccessInfo& a);
+  void lower_direct_helper(uint32_t id, uint32_t pc);
   void lower_xdp_adjust(const AccessInfo& a, uint32_t pc);
   void lower_map_lookup(const AccessInfo& a);
   void lower_array_lookup(const AccessInfo& a);
@@ -65,6 +66,9 @@ class Lowerer {
   llvm::Value* checked_addr(const Insn& i, uint32_t pc, int base_reg, unsigned size, bool write,
                             llvm::BasicBlock** slow);  // lower_memory.cpp
   llvm::Value* stack_ptr(int32_t off);
+  /// The run-time check of a kChecked access: knod_rt_check, or knod_rt_check_off_stack
+  /// (AccessInfo::off_stack). Returns the i1 "in bounds".
+  llvm::Value* check_access(const AccessInfo& a, llvm::Value* addr, unsigned size, bool write);
 
   const InsnVec& insns_;
   llvm::Module& m_;

@@ -2,8 +2,9 @@
 // BPF_MEMSX), stores of a register or imm. Each access is either proven by the range analysis
 // (jit/safety.h: stack at a constant r10 offset, packet bytes checked against data_end, map
 // values after a NULL test), a ctx field at a known offset (knod_rt_ctx_field when
-// knod_rt_ctx_ok, else knod_rt_ctx_slow), or guarded: knod_rt_check inline, with the slow
-// path (ctx rewriting or a kOutOfBounds fault) in knod_rt_load_slow/knod_rt_store_slow.
+// knod_rt_ctx_ok, else knod_rt_ctx_slow), or guarded: knod_rt_check inline (through a packet
+// or map value pointer knod_rt_check_off_stack: never the frame), with the slow path (ctx
+// rewriting or a kOutOfBounds fault) in knod_rt_load_slow/knod_rt_store_slow.
 #include <llvm/IR/MDBuilder.h>
 
 #include "jit/lower_impl.h"
@@ -28,6 +29,17 @@ static unsigned size_bytes(const Insn& i) {
 
 Value* Lowerer::stack_ptr(int32_t off) {
   return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), fp_, int64_t(off));
+}
+
+Value* Lowerer::check_access(const AccessInfo& a, Value* addr, unsigned size, bool write) {
+  if (!a.off_stack) return b_.CreateCall(rt_.check, {run_, addr, c32(size), b_.getInt1(write)});
+  auto fn = m_.getOrInsertFunction(
+      "knod_rt_check_off_stack",
+      llvm::FunctionType::get(
+          b_.getInt1Ty(),
+          {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt32Ty(), b_.getInt1Ty(), b_.getInt32Ty()},
+          false));
+  return b_.CreateCall(fn, {run_, addr, c32(size), b_.getInt1(write), region_});
 }
 
 void Lowerer::lower_lddw(const Insn& i, uint32_t pc) {
@@ -88,7 +100,7 @@ void Lowerer::lower_load(const Insn& i, uint32_t pc) {
   }
   ++stats_.checked;
   stats_.checked_pcs.push_back(pc);
-  Value* ok = b_.CreateCall(rt_.check, {run_, addr, c32(size), b_.getFalse()});
+  Value* ok = check_access(a, addr, size, false);
   BasicBlock *fast = new_block("ld.fast"), *slow = new_block("ld.slow"),
              *join = new_block("ld.join");
   b_.CreateCondBr(ok, fast, slow, llvm::MDBuilder(c_).createBranchWeights(2000, 1));
@@ -131,7 +143,7 @@ void Lowerer::lower_store(const Insn& i, uint32_t pc) {
   }
   ++stats_.checked;
   stats_.checked_pcs.push_back(pc);
-  Value* ok = b_.CreateCall(rt_.check, {run_, addr, c32(size), b_.getTrue()});
+  Value* ok = check_access(a, addr, size, true);
   BasicBlock *fast = new_block("st.fast"), *slow = new_block("st.slow"),
              *join = new_block("st.join");
   b_.CreateCondBr(ok, fast, slow, llvm::MDBuilder(c_).createBranchWeights(2000, 1));

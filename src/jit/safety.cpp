@@ -348,7 +348,8 @@ bool spillable(const Val& v) {
 
 // A store of n bytes at base + off: a spill (8 bytes at a slot's offset) records the value;
 // any other store to the frame forgets what it overlaps; a store the analysis cannot place
-// (checked at run time, so it may land in the frame) forgets every slot.
+// (checked at run time, so it may land in the frame) forgets every slot, unless its base is
+// a packet or map value pointer, whose check leaves the frame out (AccessInfo::off_stack).
 void store(State& s, const Insn& i, const Val& base, int64_t n, const Val& value) {
   if (base.k == K::kFp) {
     const int64_t o = base.lo + i.off;
@@ -363,7 +364,8 @@ void store(State& s, const Insn& i, const Val& base, int64_t n, const Val& value
     return;
   }
   const bool atomic = BPF_MODE(i.code) == BPF_ATOMIC;
-  if (!(!atomic && packet_proven(s, base, i.off, n)) && !map_value_proven(base, i.off, n, true))
+  if (!(!atomic && packet_proven(s, base, i.off, n)) && !map_value_proven(base, i.off, n, true) &&
+      !anchored_off_stack(base))
     s.slots.clear();
 }
 
@@ -762,12 +764,14 @@ std::vector<AccessInfo> analyze_accesses(const InsnVec& insns, const std::vector
           a = AccessInfo{AccessKind::kMapValue, int32_t(o), base.map};
       }
       // A checked access may land anywhere in the frame, unless its base is a packet or map
-      // value pointer: those stay within kMaxOff (+ the 16-bit insn offset) of their packet
-      // or value, and the frame is an allocation of its own (xdp::Runtime's kept stack, the
-      // entry's buffer), so such an access reaches the frame only where an allocator happened
-      // to put the two close together: nothing a program's result may depend on (the kernel's
-      // verifier keeps packet and map value accesses inside their object).
-      if (a.kind == AccessKind::kChecked && !anchored_off_stack(base)) reach = kLost;
+      // value pointer: its check then leaves the stack's region out (the kernel's verifier
+      // keeps packet and map value accesses inside their object; the frame is an allocation
+      // of its own, which such a pointer reaches only where an allocator put the two close
+      // together, and then the access faults instead of landing in the frame).
+      if (a.kind == AccessKind::kChecked) {
+        a.off_stack = anchored_off_stack(base);
+        if (!a.off_stack) reach = kLost;
+      }
     }
     if (frame && reach >= kLost) {
       (*frame)[si] = FrameZero{uint32_t(kStackSize), 0};

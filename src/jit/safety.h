@@ -49,6 +49,10 @@ struct AccessInfo {
                      ///< kXdpAdjust: the helper id
   int32_t map = -1;  ///< kMapValue, k*Lookup: index into the MapDesc list
   bool packet_key = false;  ///< k*Lookup: the key is the packet bytes r2 points at, not the stack
+  /// kChecked: the base is a packet or map value pointer, which never lands in the frame: the
+  /// run-time check leaves the stack's region out (knod_rt_check_off_stack), so that the
+  /// analysis keeps the frame's spilled slots across the access.
+  bool off_stack = false;
 };
 
 /// Classifies every instruction of `insns`. `subs`: sorted entry pcs of the subprograms

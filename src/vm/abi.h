@@ -78,7 +78,8 @@ struct Program {
 struct Env {
   std::vector<maps::MapPtr> maps;        ///< index = BPF_PSEUDO_MAP_IDX imm
   std::vector<const Program*> programs;  ///< PROG_ARRAY values index this vector
-  const HelperTable* helpers = nullptr;
+  const HelperTable* helpers =
+      nullptr;  ///< fixed once a program ran (the host JIT calls them directly)
   std::vector<Region> static_regions;  ///< map value storage (maps::Map::value_regions)
   uint64_t clock_ns = 0;               ///< pinned clock for time helpers; 0 = real clock
   uint64_t seed = 0;                   ///< seed for bpf_get_prandom_u32

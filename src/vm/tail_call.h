@@ -1,7 +1,7 @@
 // What bpf_tail_call(ctx, prog_array, index) does once its arguments are known good (kernel
 // kernel/bpf/core.c ___bpf_prog_run JMP_TAIL_CALL, bpf_tail_call's verifier-checked args):
 // shared by the helper (xdp/helpers_redirect.cpp) and the JIT's direct call
-// (jit/executor.cpp knod_host_tail_target).
+// (jit/executor.cpp knod_host_tail_jump).
 #pragma once
 
 #include <cstdint>

@@ -22,15 +22,6 @@ bool Buff::attach(vm::Run& run) {
   return packet_region >= 0;
 }
 
-Buff* buff_of(vm::Run& run, uint64_t ctx) {
-  auto* b = static_cast<Buff*>(run.prog_state);
-  if (!b || ctx != run.ctx_lo || run.ctx_lo == 0) {
-    run.fault = vm::Fault::kBadHelper;
-    return nullptr;
-  }
-  return b;
-}
-
 // offsetof(struct xdp_md, ...) from linux/bpf.h.
 bool ctx_load(vm::Run& run, uint32_t off, uint32_t size, uint64_t* value) {
   const auto* b = static_cast<const Buff*>(run.prog_state);

@@ -92,7 +92,14 @@ struct Buff {
 
 /// The run's Buff when `ctx` is the run's ctx pointer; else nullptr and run.fault =
 /// kBadHelper (the kernel's verifier only lets a PTR_TO_CTX through).
-Buff* buff_of(vm::Run& run, uint64_t ctx);
+inline Buff* buff_of(vm::Run& run, uint64_t ctx) {
+  auto* b = static_cast<Buff*>(run.prog_state);
+  if (!b || ctx != run.ctx_lo || run.ctx_lo == 0) {
+    run.fault = vm::Fault::kBadHelper;
+    return nullptr;
+  }
+  return b;
+}
 
 /// CtxLoadFn for struct xdp_md: u32 loads at 0 data, 4 data_end, 8 data_meta (64-bit
 /// pointers), 12 ingress_ifindex, 16 rx_queue_index, 20 egress_ifindex. Anything else

@@ -18,23 +18,18 @@ static_assert(sizeof(bpf_fib_lookup) == 64);
 constexpr uint32_t kFibFlags = 0x3f;     // DIRECT | OUTPUT | SKIP_NEIGH | TBID | SRC | MARK
 constexpr uint32_t kHardHeaderLen = 14;  // dev->hard_header_len of Ethernet and loopback
 
-const FibTable& table(const vm::Run& run) {
-  static const FibTable empty;
+/// The run's FibTable (Runtime::Options::fib), or null: no table, the loopback alone.
+const FibTable* table(const vm::Run& run) {
   const Runtime* rt = runtime_of(run);
-  return rt && rt->options().fib ? *rt->options().fib : empty;
+  return rt ? rt->options().fib.get() : nullptr;
 }
 
-/// The device `ifindex` (dev_get_by_index), with the implicit loopback; false if absent.
-bool device(const FibTable& t, uint32_t ifindex, FibIface* out) {
-  if (const FibIface* i = t.iface(ifindex)) {
-    *out = *i;
-    return true;
-  }
-  if (ifindex == kLoopbackIfindex) {
-    *out = FibIface{kLoopbackIfindex, {}, 65536, false};
-    return true;
-  }
-  return false;
+/// The device `ifindex` (dev_get_by_index), with the implicit loopback; null if absent.
+const FibIface* device(const FibTable* t, uint32_t ifindex) {
+  static constexpr FibIface kLoopback{kLoopbackIfindex, {}, 65536, false};
+  if (t)
+    if (const FibIface* i = t->iface(ifindex)) return i;
+  return ifindex == kLoopbackIfindex ? &kLoopback : nullptr;
 }
 
 uint64_t fib_lookup(vm::Run& run, uint64_t ctx, uint64_t params, uint64_t plen, uint64_t flags,
@@ -54,11 +49,11 @@ uint64_t fib_lookup(vm::Run& run, uint64_t ctx, uint64_t params, uint64_t plen, 
   else
     return neg(EAFNOSUPPORT);
 
-  const FibTable& t = table(run);
-  FibIface in;
-  if (!device(t, p->ifindex, &in)) return neg(ENODEV);
-  if (!in.forwarding) return BPF_FIB_LKUP_RET_FWD_DISABLED;
-  const FibRoute* r = t.route(dst);
+  const FibTable* t = table(run);
+  const FibIface* in = device(t, p->ifindex);
+  if (!in) return neg(ENODEV);
+  if (!in->forwarding) return BPF_FIB_LKUP_RET_FWD_DISABLED;
+  const FibRoute* r = t ? t->route(dst) : nullptr;
   if (!r) return BPF_FIB_LKUP_RET_NOT_FWDED;  // -ENETUNREACH
   switch (r->type) {
     case RouteType::kBlackhole:
@@ -70,15 +65,15 @@ uint64_t fib_lookup(vm::Run& run, uint64_t ctx, uint64_t params, uint64_t plen, 
     case RouteType::kUnicast:
       break;
   }
-  FibIface out;
-  if (!device(t, r->ifindex, &out)) return BPF_FIB_LKUP_RET_NOT_FWDED;
-  const uint32_t mtu = out.mtu;
+  const FibIface* out = device(t, r->ifindex);
+  if (!out) return BPF_FIB_LKUP_RET_NOT_FWDED;
+  const uint32_t mtu = out->mtu;
   if (p->tot_len > mtu) {
     p->mtu_result = uint16_t(mtu);
     return BPF_FIB_LKUP_RET_FRAG_NEEDED;
   }
   p->rt_metric = r->metric;
-  p->ifindex = out.ifindex;
+  p->ifindex = out->ifindex;
   FibAddr next = dst;
   if (r->has_gateway && r->gateway.family == dst.family) {
     next = r->gateway;
@@ -88,10 +83,10 @@ uint64_t fib_lookup(vm::Run& run, uint64_t ctx, uint64_t params, uint64_t plen, 
       std::memcpy(p->ipv6_dst, next.bytes.data(), 16);
   }
   if (!(flags & BPF_FIB_LOOKUP_SKIP_NEIGH)) {
-    const FibNeighbour* n = t.neighbour(next, out.ifindex);
+    const FibNeighbour* n = t->neighbour(next, out->ifindex);  // a route: t is not null
     if (!n) return BPF_FIB_LKUP_RET_NO_NEIGH;
     std::memcpy(p->dmac, n->mac.data(), 6);
-    std::memcpy(p->smac, out.mac.data(), 6);
+    std::memcpy(p->smac, out->mac.data(), 6);
   }
   p->h_vlan_TCI = 0;  // bpf_fib_set_fwd_params
   p->h_vlan_proto = 0;
@@ -105,10 +100,9 @@ uint64_t check_mtu(vm::Run& run, uint64_t ctx, uint64_t ifindex, uint64_t mtu_le
   Buff* b = buff_of(run, ctx);
   if (!b || !arg_mem(run, mtu_len, 4, true)) return 0;
   if (flags) return neg(EINVAL);
-  FibIface dev;
-  if (!device(table(run), ifindex ? uint32_t(ifindex) : b->ingress_ifindex, &dev))
-    return neg(ENODEV);
-  const int mtu = int(dev.mtu);
+  const FibIface* dev = device(table(run), ifindex ? uint32_t(ifindex) : b->ingress_ifindex);
+  if (!dev) return neg(ENODEV);
+  const int mtu = int(dev->mtu);
   const int dev_len = mtu + int(kHardHeaderLen);
   int xdp_len = int(b->len());
   uint32_t in;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "isa/asm.h"
 #include "vm/interp.h"
@@ -30,9 +32,15 @@ uint64_t h_add(vm::Run&, uint64_t a, uint64_t b, uint64_t, uint64_t, uint64_t) {
   return a + b;
 }
 
+uint64_t h_fault(vm::Run& run, uint64_t a, uint64_t, uint64_t, uint64_t, uint64_t) {
+  run.fault = vm::Fault::kBadHelper;
+  return a + 1;
+}
+
 const vm::HelperTable& helpers() {
   static vm::HelperTable t = [] {
     vm::HelperTable t;
+    t.fn[101] = h_fault;
     t.fn[12] = h_tail_call;
     t.fn[181] = h_loop;
     t.fn[100] = h_add;
@@ -243,6 +251,27 @@ TEST(JitExecutor, UnknownHelperFaults) {
   EXPECT_EQ(both("mov %r1, 2\nmov %r2, 3\ncall 100\nexit").r0, 5u);
 }
 
+// With the env known at compile time the JIT calls the table's helpers directly
+// (LowerOptions::helpers); a helper's fault still carries its call's pc, as through
+// knod_rt_helper.
+TEST(JitExecutor, DirectHelperCallsKeepTheFaultPc) {
+  vm::Env env;
+  env.helpers = &helpers();
+  const char* text = "mov %r1, 2\nmov %r2, 3\ncall 100\nmov %r1, %r0\ncall 101\nmov %r0, 1\nexit";
+  vm::Program p{"t", isa::assemble(text)};
+  vm::Interpreter interp;
+  JitExecutor jit;
+  EXPECT_EQ(jit.compile(p, &env).stats.direct_helpers, 2u);
+  for (vm::Executor* ex : {static_cast<vm::Executor*>(&interp), static_cast<vm::Executor*>(&jit)}) {
+    vm::Run run;
+    run.env = &env;
+    EXPECT_EQ(ex->run(run, p, 0, 0), 0u);  // a faulted run returns 0
+    EXPECT_EQ(run.fault, vm::Fault::kBadHelper);
+    EXPECT_EQ(run.fault_pc, 4u);
+  }
+  EXPECT_EQ(jit.compile(p, nullptr).stats.direct_helpers, 0u);  // no table: knod_rt_helper
+}
+
 // A minimal XDP-like ctx: {u32 data, u32 data_end} rewritten to 64-bit packet pointers.
 struct Pkt {
   uint8_t bytes[64];
@@ -305,6 +334,48 @@ TEST(JitExecutor, XdpCtxAndProvenPacketAccesses) {
   EXPECT_EQ(cp.stats.proven, 2u);
   EXPECT_EQ(cp.stats.checked, 0u);
   EXPECT_GT(cp.compile_ms, 0.0);
+}
+
+// A store through a packet pointer the analysis cannot prove is checked against every region
+// but the stack's (AccessInfo::off_stack), so the analysis may keep its spilled slots across
+// it: with the packet right below the kept stack, a store aimed at the ctx pointer spilled at
+// r10 - 8 faults and leaves the slot as it was (knod_rt_check would have let it through).
+TEST(JitExecutor, AnUnprovenPacketStoreNeverLandsInTheFrame) {
+  constexpr size_t kFrames = size_t(kStackSize) * kMaxCallDepth;
+  struct Layout {
+    Pkt pkt;
+    alignas(16) uint8_t stack[kFrames];
+  };
+  auto mem = std::make_unique<Layout>();
+  const uint64_t data = reinterpret_cast<uint64_t>(mem->pkt.bytes);
+  const uint64_t top = reinterpret_cast<uint64_t>(mem->stack) + kFrames;
+  const std::string text = "ldxw %r2, [%r1+0]\nstxdw [%r10-8], %r1\nmov %r4, %r2\nadd %r4, " +
+                           std::to_string(top - 8 - data) +
+                           "\nstdw [%r4+0], 0x1234\nldxdw %r0, [%r10-8]\nexit";
+  vm::Program p{"aim", isa::assemble(text)};
+  JitOptions o;
+  o.ctx = CtxKind::kXdp;
+  JitExecutor jit(o);
+  vm::Env env;
+  env.helpers = &helpers();
+  mem->pkt.len = 64;
+  uint64_t ctx[2] = {};
+  vm::Run run;
+  run.env = &env;
+  run.prog_state = &mem->pkt;
+  run.ctx_lo = reinterpret_cast<uint64_t>(ctx);
+  run.ctx_hi = run.ctx_lo + sizeof(ctx);
+  run.ctx_load = ctx_load;
+  run.add_region(data, data + 64, true);
+  run.stack = mem->stack;
+  run.stack_region = run.add_region(top - kStackSize, top, true);
+  jit.run(run, p, run.ctx_lo, 0);
+  EXPECT_EQ(run.fault, vm::Fault::kOutOfBounds);
+  EXPECT_EQ(run.fault_pc, 4u);
+  uint64_t slot;
+  std::memcpy(&slot, mem->stack + kFrames - 8, 8);
+  EXPECT_EQ(slot, run.ctx_lo);
+  EXPECT_EQ(jit.compile(p, &env).stats.checked, 1u);
 }
 
 TEST(JitExecutor, StaticRegionsAreAccessibleOthersFault) {

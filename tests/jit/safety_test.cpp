@@ -268,6 +268,37 @@ TEST(JitSafety, StoresAndWritingHelpersForgetSpills) {
   EXPECT_EQ(a[15].kind, AccessKind::kChecked);  // bpf_fib_lookup with a stack pointer
 }
 
+// A checked store through a packet or map value pointer keeps the slots: its run-time check
+// leaves the stack's region out (AccessInfo::off_stack), so it cannot land in the frame. vlan
+// spills its map value pointer and stores through a packet pointer the analysis cannot
+// prove (the kernel proves it path by path) before reading through the filled pointer.
+TEST(JitSafety, ACheckedPacketStoreKeepsSpills) {
+  auto a = analyze(R"(
+    ldxw %r2, [%r1+0]
+    ldxw %r3, [%r1+4]
+    stxdw [%r10-8], %r1
+    stxdw [%r10-16], %r2
+    stb [%r2+20], 1
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+    stb [%r6+40], 1
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+    stb [%r7+0], 1
+    ldxdw %r6, [%r10-8]
+    ldxw %r0, [%r6+0]
+    exit)",
+                   CtxKind::kXdp);
+  EXPECT_EQ(a[4].kind, AccessKind::kChecked);  // packet byte 20: not proven
+  EXPECT_TRUE(a[4].off_stack);
+  EXPECT_EQ(a[6].kind, AccessKind::kCtx);      // the ctx slot survived it
+  EXPECT_EQ(a[7].kind, AccessKind::kChecked);  // past the ctx object: may be anywhere
+  EXPECT_FALSE(a[7].off_stack);
+  EXPECT_EQ(a[9].kind, AccessKind::kChecked);  // forgotten
+  EXPECT_FALSE(a[10].off_stack);               // r7 unknown
+  EXPECT_EQ(a[12].kind, AccessKind::kChecked);
+}
+
 TEST(JitSafety, HelpersThatKeepThePacketKeepBounds) {
   auto a = analyze(R"(
     ldxw %r6, [%r1+0]

@@ -118,6 +118,18 @@ EXPORT _Bool knod_rt_check(run_t* run, uint64_t addr, uint32_t len, _Bool write)
   return knod_host_static_ok(run, addr, len, write);
 }
 
+/* An access through a packet or map value pointer (jit/safety.h AccessInfo::off_stack): any
+ * region but the stack's. */
+EXPORT _Bool knod_rt_check_off_stack(run_t* run, uint64_t addr, uint32_t len, _Bool write,
+                                     int32_t stack) {
+  for (uint32_t i = 0; i < run->nregions; ++i) {
+    const struct knod_gpu_region* r = &run->regions[i];
+    if ((int32_t)i != stack && in_region(r->lo, r->hi, addr, len) && (!write || r->writable))
+      return 1;
+  }
+  return knod_host_static_ok(run, addr, len, write);
+}
+
 EXPORT _Bool knod_rt_stopped(run_t* run) {
   return run->fault != F_NONE || run->exit_now;
 }

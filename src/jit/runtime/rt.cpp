@@ -26,6 +26,18 @@ KNOD_INLINE bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write
   return knod_rt_check_regions(run, addr, len, write);
 }
 
+// A checked access through a packet or map value pointer (jit/safety.h AccessInfo::off_stack):
+// any region but the stack's (`stack`, the frames), so that it never writes a frame slot the
+// range analysis tracks.
+KNOD_INLINE bool knod_rt_check_off_stack(Run* run, uint64_t addr, uint32_t len, bool write,
+                                         int32_t stack) {
+  const knod::vm::Region& h = run->static_hint;  // map value pool matched last
+  if (addr >= h.lo && len <= h.hi - h.lo && addr - h.lo <= h.hi - h.lo - len &&
+      (!write || h.writable))
+    return !h.stride || knod_rt_value_ok(&h, addr, len);
+  return knod_rt_check_regions_off_stack(run, addr, len, write, stack);
+}
+
 // bpf_xdp_adjust_head (44) / bpf_xdp_adjust_meta (54) with r1 the ctx (jit/safety.h
 // kXdpAdjust): the helpers' own work (xdp::Buff) called directly on the host
 // (knod_host_xdp_adjust), without the helper table and its argument checks; out of line,
@@ -95,6 +107,12 @@ KNOD_INLINE uint64_t knod_rt_hash_lookup(Run* run, const uint8_t* key, uint64_t 
 
 KNOD_INLINE bool knod_rt_stopped(Run* run) {
   return run->fault != Fault::kNone || run->exit_now;
+}
+
+// After a helper called directly (LowerOptions::helpers) stopped the run: the fault's pc, as
+// knod_rt_helper sets it.
+KNOD_INLINE void knod_rt_fault_at(Run* run, uint32_t pc) {
+  if (run->fault != Fault::kNone && run->fault_pc == 0) run->fault_pc = pc;
 }
 
 KNOD_INLINE bool knod_rt_tail_pending(Run* run) {

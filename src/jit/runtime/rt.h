@@ -23,6 +23,13 @@ bool knod_rt_check(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
 /// (addr already inside h).
 bool knod_rt_check_regions(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
 bool knod_rt_value_ok(const knod::vm::Region* h, uint64_t addr, uint32_t len);
+/// knod_rt_check for an access through a packet or map value pointer (jit/safety.h
+/// AccessInfo::off_stack): the run's Region `stack` (the frames) is left out. Its out of line
+/// part, knod_rt_check_regions_off_stack, is knod_rt_check_regions without that region.
+bool knod_rt_check_off_stack(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write,
+                             int32_t stack);
+bool knod_rt_check_regions_off_stack(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write,
+                                     int32_t stack);
 /// Load of `size` (1, 2, 4, 8) bytes that knod_rt_check refused: ctx rewriting
 /// (run.ctx_load) when addr is inside [ctx_lo, ctx_hi), else a fault (kOutOfBounds).
 uint64_t knod_rt_load_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint32_t pc);
@@ -56,6 +63,8 @@ uint64_t knod_rt_helper(knod::vm::Run* run, int32_t id, uint64_t r1, uint64_t r2
 void knod_rt_fault(knod::vm::Run* run, int32_t reason, uint32_t pc);
 /// True when the program must return at once: a fault or exit_now.
 bool knod_rt_stopped(knod::vm::Run* run);
+/// After a helper called directly stopped the run: run.fault_pc = pc if a fault has none yet.
+void knod_rt_fault_at(knod::vm::Run* run, uint32_t pc);
 /// True when a helper set run.tail_target.
 bool knod_rt_tail_pending(knod::vm::Run* run);
 /// After a helper set run.tail_target: runs the target in place of the current frame (r1
@@ -94,9 +103,12 @@ bool knod_host_static_ok(knod::vm::Run* run, uint64_t addr, uint64_t len, bool w
 /// Supplied by the host target: maps::Map::lookup(key, run->cpu) of the map at `map` (a
 /// MapDesc::host map, key proven by the range analysis); the value's address or 0.
 uint64_t knod_host_map_lookup(knod::vm::Run* run, uint64_t map, const void* key);
-/// Supplied by the host target: bpf_tail_call's work on the PROG_ARRAY at `map` (sets
-/// run->tail_target, vm/tail_call.h); returns r0 (0).
-uint64_t knod_host_tail_target(knod::vm::Run* run, uint64_t map, uint64_t index);
+/// Supplied by the host target: bpf_tail_call on the PROG_ARRAY at `map` (vm/tail_call.h):
+/// when slot `index` names a program and kMaxTailCalls are not taken, runs it in place of the
+/// current frame as knod_rt_tail_call does (r1 kept, `fp`, `depth`, `region`), stores its r0
+/// in *r0 and returns true; else false (the call falls through, run.tail_target unset).
+bool knod_host_tail_jump(knod::vm::Run* run, uint64_t map, uint64_t index, uint64_t r1, void* fp,
+                         uint32_t depth, int32_t region, uint64_t* r0);
 /// Host side of knod_rt_xdp_adjust: xdp::Buff::adjust_head (id 44) or adjust_meta (54) on the
 /// run's Buff (run.ctx_fields, checked by the caller) by `offset` bytes; 0 or -errno.
 uint64_t knod_host_xdp_adjust(knod::vm::Run* run, int32_t id, uint64_t offset);

@@ -25,6 +25,13 @@ bool knod_rt_check_regions(Run* run, uint64_t addr, uint32_t len, bool write) {
   return knod_host_static_ok(run, addr, len, write);
 }
 
+bool knod_rt_check_regions_off_stack(Run* run, uint64_t addr, uint32_t len, bool write,
+                                     int32_t stack) {
+  for (uint32_t i = 0; i < run->nregions; ++i)
+    if (int32_t(i) != stack && run->regions[i].holds(addr, len, write)) return true;
+  return knod_host_static_ok(run, addr, len, write);
+}
+
 bool knod_rt_value_ok(const knod::vm::Region* h, uint64_t addr, uint32_t len) {
   return (addr - h->lo) % h->stride + len <= h->value_size;
 }

@@ -547,6 +547,11 @@ KNOD_COMMAND(bench) {
   c->add_flag("--reset", a->reset, "restore every packet before each knod repeat");
   auto x = knod::cli::add_xfrm_bench_options(c);  // --xfrm FILE: ESP, cmd_bench_xfrm.cpp
   c->callback([a, x, set_action] {
+    // A command line error (exit 2, README), found before anything is loaded.
+    if (x->file.empty() && a->examples.empty() && a->specs.empty())
+      throw CLI::ValidationError("nothing to run: give OBJ[:PROG] -r PCAP or --examples DIR");
+    if (x->file.empty() && a->examples.empty() && a->pcap.empty())
+      throw CLI::ValidationError("-r PCAP is required (or use --examples DIR)");
     set_action([a, x] { return x->file.empty() ? bench(*a) : knod::cli::run_xfrm_bench(*x); });
   });
 }

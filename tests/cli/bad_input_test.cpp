@@ -276,6 +276,7 @@ TEST(BadCommandLine, MissingRequired) {
   expect_one_line(knod("run " + kL4lb), 2, {"--read is required", "knod run --help"});
   expect_one_line(knod("run -r " + kPing4), 2, {"object is required"});
   expect_one_line(knod("prog"), 2, {"prog: missing command: one of", "dump", "list"});
+  expect_one_line(knod("bench " + kL4lb), 2, {"bench", "-r PCAP is required", "--examples"});
 }
 
 TEST(BadCommandLine, BadValue) {

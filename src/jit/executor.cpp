@@ -190,7 +190,6 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
   def("knod_host_tail_call", &knod_host_tail_call);
   // The runtime's out-of-line functions (jit/runtime/rt_host.cpp), compiled once into knod.
   def("knod_rt_check_regions", &knod_rt_check_regions);
-  def("knod_rt_check_regions_off_stack", &knod_rt_check_regions_off_stack);
   def("knod_rt_value_ok", &knod_rt_value_ok);
   def("knod_rt_fault", &knod_rt_fault);
   def("knod_rt_load_slow", &knod_rt_load_slow);

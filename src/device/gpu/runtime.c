@@ -110,16 +110,8 @@ EXPORT _Bool knod_host_static_ok(run_t* run, uint64_t addr, uint64_t len, _Bool 
   return 0;
 }
 
-EXPORT _Bool knod_rt_check(run_t* run, uint64_t addr, uint32_t len, _Bool write) {
-  for (uint32_t i = 0; i < run->nregions; ++i) {
-    const struct knod_gpu_region* r = &run->regions[i];
-    if (in_region(r->lo, r->hi, addr, len) && (!write || r->writable)) return 1;
-  }
-  return knod_host_static_ok(run, addr, len, write);
-}
-
 /* An access through a packet or map value pointer (jit/safety.h AccessInfo::off_stack): any
- * region but the stack's. */
+ * region but the stack's; knod_rt_check leaves none out. */
 EXPORT _Bool knod_rt_check_off_stack(run_t* run, uint64_t addr, uint32_t len, _Bool write,
                                      int32_t stack) {
   for (uint32_t i = 0; i < run->nregions; ++i) {
@@ -128,6 +120,10 @@ EXPORT _Bool knod_rt_check_off_stack(run_t* run, uint64_t addr, uint32_t len, _B
       return 1;
   }
   return knod_host_static_ok(run, addr, len, write);
+}
+
+EXPORT _Bool knod_rt_check(run_t* run, uint64_t addr, uint32_t len, _Bool write) {
+  return knod_rt_check_off_stack(run, addr, len, write, -1);
 }
 
 EXPORT _Bool knod_rt_stopped(run_t* run) {

@@ -18,24 +18,20 @@ using knod::vm::Run;
 
 extern "C" {
 
-KNOD_INLINE bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
-  const knod::vm::Region& h = run->static_hint;  // map value pool matched last
-  if (addr >= h.lo && len <= h.hi - h.lo && addr - h.lo <= h.hi - h.lo - len &&
-      (!write || h.writable))
-    return !h.stride || knod_rt_value_ok(&h, addr, len);
-  return knod_rt_check_regions(run, addr, len, write);
-}
-
 // A checked access through a packet or map value pointer (jit/safety.h AccessInfo::off_stack):
 // any region but the stack's (`stack`, the frames), so that it never writes a frame slot the
-// range analysis tracks.
+// range analysis tracks. knod_rt_check is the same with no region left out.
 KNOD_INLINE bool knod_rt_check_off_stack(Run* run, uint64_t addr, uint32_t len, bool write,
                                          int32_t stack) {
   const knod::vm::Region& h = run->static_hint;  // map value pool matched last
   if (addr >= h.lo && len <= h.hi - h.lo && addr - h.lo <= h.hi - h.lo - len &&
       (!write || h.writable))
     return !h.stride || knod_rt_value_ok(&h, addr, len);
-  return knod_rt_check_regions_off_stack(run, addr, len, write, stack);
+  return knod_rt_check_regions(run, addr, len, write, stack);
+}
+
+KNOD_INLINE bool knod_rt_check(Run* run, uint64_t addr, uint32_t len, bool write) {
+  return knod_rt_check_off_stack(run, addr, len, write, -1);
 }
 
 // bpf_xdp_adjust_head (44) / bpf_xdp_adjust_meta (54) with r1 the ctx (jit/safety.h

@@ -18,18 +18,16 @@ extern "C" {
 /// Inlined: the run's static_hint, then the run regions; then env static regions through
 /// knod_host_static_ok (which sets static_hint to the region it matched).
 bool knod_rt_check(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
-/// Out of line parts of knod_rt_check: every region of the run, then the env's static regions
-/// (knod_host_static_ok); and whether [addr, addr+len) lies inside one value of the pool `h`
-/// (addr already inside h).
-bool knod_rt_check_regions(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write);
-bool knod_rt_value_ok(const knod::vm::Region* h, uint64_t addr, uint32_t len);
 /// knod_rt_check for an access through a packet or map value pointer (jit/safety.h
-/// AccessInfo::off_stack): the run's Region `stack` (the frames) is left out. Its out of line
-/// part, knod_rt_check_regions_off_stack, is knod_rt_check_regions without that region.
+/// AccessInfo::off_stack): the run's Region `stack` (the frames) is left out.
 bool knod_rt_check_off_stack(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write,
                              int32_t stack);
-bool knod_rt_check_regions_off_stack(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write,
-                                     int32_t stack);
+/// Out of line parts of the checks: every region of the run but `skip` (-1: none), then the
+/// env's static regions (knod_host_static_ok); and whether [addr, addr+len) lies inside one
+/// value of the pool `h` (addr already inside h).
+bool knod_rt_check_regions(knod::vm::Run* run, uint64_t addr, uint32_t len, bool write,
+                           int32_t skip);
+bool knod_rt_value_ok(const knod::vm::Region* h, uint64_t addr, uint32_t len);
 /// Load of `size` (1, 2, 4, 8) bytes that knod_rt_check refused: ctx rewriting
 /// (run.ctx_load) when addr is inside [ctx_lo, ctx_hi), else a fault (kOutOfBounds).
 uint64_t knod_rt_load_slow(knod::vm::Run* run, uint64_t addr, uint32_t size, uint32_t pc);

@@ -19,16 +19,9 @@ constexpr uint64_t kFuncTagMask = 0xffff'ffff'0000'0000ull;
 
 extern "C" {
 
-bool knod_rt_check_regions(Run* run, uint64_t addr, uint32_t len, bool write) {
+bool knod_rt_check_regions(Run* run, uint64_t addr, uint32_t len, bool write, int32_t skip) {
   for (uint32_t i = 0; i < run->nregions; ++i)
-    if (run->regions[i].holds(addr, len, write)) return true;
-  return knod_host_static_ok(run, addr, len, write);
-}
-
-bool knod_rt_check_regions_off_stack(Run* run, uint64_t addr, uint32_t len, bool write,
-                                     int32_t stack) {
-  for (uint32_t i = 0; i < run->nregions; ++i)
-    if (int32_t(i) != stack && run->regions[i].holds(addr, len, write)) return true;
+    if (int32_t(i) != skip && run->regions[i].holds(addr, len, write)) return true;
   return knod_host_static_ok(run, addr, len, write);
 }
 

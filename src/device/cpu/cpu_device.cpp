@@ -30,11 +30,16 @@ constexpr uint64_t kMinClaim = 8;
 /// Items (mean, ns) heavy enough that helping with another worker's slice pays for moving
 /// their lines to this core (~100-300 ns an item under a hypervisor; see Pool::claim).
 constexpr double kHelpItemNs = 300;
-/// An owner that has not claimed for this long (ns; or four of the helper's mean claim
+/// An owner that has not claimed for this long (ns; or four of the caller's mean claim
 /// times, if longer) is taken as stalled (descheduled), and helped.
 constexpr double kStallNs = 3000;
-/// Pause-loop iterations between two looks at a slice whose owner is finishing it.
+/// Pause-loop iterations between two reads of the clock while the caller waits for the others.
 constexpr int kPollSpin = 16;
+/// How often (ns) the waiting caller reads the other slices' ranges to tell a stalled owner.
+/// Each read takes the line from its owner, whose next claim then misses: reading it every few
+/// hundred ns (every kPollSpin pauses) slowed the owner's own packets 1.4-2.4x on this 2-vCPU
+/// host (docs/PERFORMANCE.md, session 16); once a microsecond keeps a stall found within ~4 us.
+constexpr double kWatchNs = 1000;
 using Clock = std::chrono::steady_clock;
 
 /// Worker k > 0 runs only on the k-th CPU (mod their number) of the constructing thread's
@@ -76,8 +81,8 @@ std::vector<int> allowed_cpus() {
 // (generation); a thread joins it (`join`: generation, closed bit, active count) unless the
 // caller already closed it, claims chunks (its home slice first, then the others'), and leaves. The
 // caller claims too, then closes the job and waits only for the threads that joined: a thread that
-// wakes late (descheduled, asleep) costs nothing. Waits poll first, then block on condition
-// variables.
+// wakes late (descheduled, asleep) costs nothing; while it waits it watches their slices for a
+// stalled owner (watch()). Waits poll first, then block on condition variables.
 struct CpuDevice::Pool {
   static constexpr uint64_t kClosed = 1ull << 31;
   static constexpr uint64_t kActive = kClosed - 1;
@@ -112,6 +117,13 @@ struct CpuDevice::Pool {
     std::atomic<uint64_t> start{0};  ///< range at the start of the run (set before publishing)
   };
   std::unique_ptr<Slice[]> slices;
+  /// The caller's view of each slice while it waits (watch()): the range it last read and
+  /// when that changed. The caller's own memory, apart from the owners' lines.
+  struct Seen {
+    uint64_t range = 0;
+    Clock::time_point at{};
+  };
+  std::unique_ptr<Seen[]> seen;
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
   std::exception_ptr error;                   ///< guarded by mu
 
@@ -145,13 +157,15 @@ struct CpuDevice::Pool {
   /// than waiting for the owner, and the moved lines move back in the next batch (a minimal
   /// XDP program on 2 workers, batch arrays apart, neighbours walking apart: 1.09x one worker's
   /// rate with help for every slice, 1.45x with none). So a worker helps a slice only when its
-  /// items are heavy (kHelpItemNs, e.g. ESP), its owner has not started on it (asleep, late),
-  /// or its owner stalls (no claim for kStallNs or four of this worker's mean claim times:
-  /// descheduled); it takes a quarter of what is left at a time. Unless the workers walk apart,
-  /// a worker helps only the slices above its own, in increasing order and from their front,
-  /// so that every worker runs its items in increasing order (a CPU takes its queue in order).
-  void claim(uint32_t cpu) {
+  /// items are heavy (kHelpItemNs, e.g. ESP) or its owner has not started on it (asleep,
+  /// late); the caller also helps an owner that stalls (watch(): no claim for kStallNs or four
+  /// of the caller's mean claim times: descheduled). A helper takes a quarter of what is left
+  /// at a time. Unless the workers walk apart, a worker helps only the slices above its own, in
+  /// increasing order and from their front, so that every worker runs its items in increasing
+  /// order (a CPU takes its queue in order). Returns the stall time watch() goes by.
+  double claim(uint32_t cpu) {
     const uint64_t most = job_chunk, least = workers == 1 ? most : std::min(most, kMinClaim);
+    double stall_ns = kStallNs;
     try {
       Slice& own = slices[cpu];
       const bool back = backward(cpu);
@@ -161,47 +175,77 @@ struct CpuDevice::Pool {
         items += n;
         ++claims;
       }
-      if (workers == 1) return;
+      if (workers == 1) return stall_ns;
       const double own_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
       const bool heavy = items == 0 || own_ns / double(items) > kHelpItemNs;
-      const double stall_ns = std::max(kStallNs, claims ? 4 * own_ns / double(claims) : 0.0);
+      stall_ns = std::max(kStallNs, claims ? 4 * own_ns / double(claims) : 0.0);
       for (uint32_t k = 1; k < workers; ++k)
         if (walk_apart || cpu + k < workers)
-          help(uint32_t((cpu + k) % workers), heavy, stall_ns, least, most, cpu);
+          help(uint32_t((cpu + k) % workers), heavy, least, most, cpu);
     } catch (...) {
-      std::lock_guard lock(mu);
-      if (!error) error = std::current_exception();
-      for (uint32_t w = 0; w < workers; ++w) slices[w].range.store(0);  // stop all
+      fail();
+    }
+    return stall_ns;
+  }
+
+  /// Keeps the first exception of a run and empties every slice (the others stop claiming).
+  void fail() {
+    std::lock_guard lock(mu);
+    if (!error) error = std::current_exception();
+    for (uint32_t w = 0; w < workers; ++w) slices[w].range.store(0);
+  }
+
+  /// claim()'s help with worker `owner`'s slice, at once and until it is empty, where that
+  /// pays: heavy items, or an owner that has not claimed yet (asleep, late). From the end its
+  /// owner walks toward where the workers walk apart, else from the front (the helper's items
+  /// stay in order). A slice whose owner is on it is left to its owner; the caller watches
+  /// it for a stall (watch()).
+  void help(uint32_t owner, bool heavy, uint64_t least, uint64_t most, uint32_t cpu) {
+    Slice& s = slices[owner];
+    uint64_t r = s.range.load(std::memory_order_relaxed);
+    if (!heavy && r != s.start.load(std::memory_order_relaxed)) return;
+    while (take_from(s, r, !walk_apart || backward(owner), 4, least, most, cpu)) {
     }
   }
 
-  /// claim()'s help with worker `owner`'s slice: from the end its owner walks toward where
-  /// the workers walk apart, else from the front (the helper's items stay in order).
-  void help(uint32_t owner, bool heavy, double stall_ns, uint64_t least, uint64_t most,
-            uint32_t cpu) {
-    Slice& s = slices[owner];
-    const bool front_end = !walk_apart || backward(owner);
-    uint64_t r = s.range.load(std::memory_order_relaxed);
-    // Heavy items, or an owner that never claimed: help at once.
-    bool stalled = heavy || r == s.start.load(std::memory_order_relaxed);
-    auto changed = Clock::now();
-    for (;;) {
-      const uint32_t front = uint32_t(r >> 32), back = uint32_t(r);
-      if (front >= back) return;
-      if (stalled) {
-        if (!take_from(s, r, front_end, 4, least, most, cpu)) return;
-        continue;
-      }
-      for (int i = 0; i < kPollSpin; ++i) cpu_relax();  // the owner is on it: watch
-      const uint64_t now_r = s.range.load(std::memory_order_relaxed);
+  /// Threads still in the current job.
+  uint64_t active() const { return join.load(std::memory_order_acquire) & kActive; }
+
+  /// The caller, its own share done and the job closed, waits for the threads that joined to
+  /// leave: polling while a slice still has items, then up to kSpin pauses more. Once every
+  /// kWatchNs it reads the other slices' ranges: one unchanged for `stall_ns` has a stalled
+  /// owner (descheduled), and the caller runs the rest of it (as help()). Returns whether the
+  /// threads left.
+  bool watch(double stall_ns) {
+    const uint64_t most = job_chunk, least = std::min(most, kMinClaim);
+    auto looked = Clock::now();
+    for (uint32_t w = 1; w < workers; ++w) seen[w] = {slices[w].range.load(), looked};
+    bool items_left = true;  // at the last look
+    for (uint64_t i = 0; items_left || i < kSpin; ++i) {
+      if (!active()) return true;
+      cpu_relax();
+      if (i % kPollSpin) continue;
       const auto now = Clock::now();
-      if (now_r != r) {
-        r = now_r;
-        changed = now;
-      } else if (std::chrono::duration<double, std::nano>(now - changed).count() > stall_ns) {
-        stalled = true;
+      if (std::chrono::duration<double, std::nano>(now - looked).count() < kWatchNs) continue;
+      looked = now;
+      items_left = false;
+      for (uint32_t w = 1; w < workers; ++w) {
+        uint64_t r = slices[w].range.load(std::memory_order_relaxed);
+        if (uint32_t(r >> 32) >= uint32_t(r)) continue;  // empty
+        items_left = true;
+        if (r != seen[w].range) {
+          seen[w] = {r, now};
+        } else if (std::chrono::duration<double, std::nano>(now - seen[w].at).count() > stall_ns) {
+          try {
+            while (take_from(slices[w], r, !walk_apart || backward(w), 4, least, most, 0)) {
+            }
+          } catch (...) {
+            fail();
+          }
+        }
       }
     }
+    return !active();
   }
 
   void work(uint32_t cpu) {
@@ -242,6 +286,7 @@ CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->chunk = std::max(1u, opts.chunk);
   pool_->walk_apart = opts.walk_apart;
   pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
+  pool_->seen = std::make_unique<Pool::Seen[]>(pool_->workers);
   for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });
   if (opts.pin) pin_helpers(pool_->threads, opts.caller_cpu);
@@ -309,15 +354,13 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
       p.start_cv.notify_all();
     }
   }
-  p.claim(0);
+  const double stall_ns = p.claim(0);
   if (helpers) {
-    auto active = [&] { return p.join.load(std::memory_order_acquire) & Pool::kActive; };
     if (p.join.fetch_or(Pool::kClosed, std::memory_order_acq_rel) & Pool::kActive) {
-      for (int i = 0; i < kSpin && active(); ++i) cpu_relax();
-      if (active()) {
+      if (!p.watch(stall_ns)) {
         std::unique_lock lock(p.mu);
         p.caller_sleeps.store(true);  // seq_cst: ordered before the re-check of `join`
-        p.done_cv.wait(lock, [&] { return (p.join.load() & Pool::kActive) == 0; });
+        p.done_cv.wait(lock, [&] { return p.active() == 0; });
         p.caller_sleeps.store(false, std::memory_order_relaxed);
       }
     }

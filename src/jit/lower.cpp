@@ -31,6 +31,8 @@ void RuntimeDecls::declare(llvm::Module& m) {
   helper = fn("knod_rt_helper", i64, {p, i32, i64, i64, i64, i64, i64, i32});
   fault = fn("knod_rt_fault", v, {p, i32, i32});
   stopped = fn("knod_rt_stopped", i1, {p});
+  fence_acquire = fn("knod_rt_fence_acquire", v, {});
+  fence_release = fn("knod_rt_fence_release", v, {});
   budget = fn("knod_rt_budget", i1, {p, i64, i32});
   enter = fn("knod_rt_enter", i32, {p, p, i32});
   leave = fn("knod_rt_leave", v, {p, i32});
@@ -46,8 +48,43 @@ std::string subprogram_symbol(const std::string& name, uint32_t pc) {
   return name + "_sub" + std::to_string(pc);
 }
 
+namespace {
+
+constexpr int32_t kLoadAcquire = 0x100;   // BPF_LOAD_ACQ (kernel 6.15+)
+constexpr int32_t kStoreRelease = 0x110;  // BPF_STORE_REL
+
+/// The program with each load-acquire and store-release replaced by the plain LDX / STX MEM
+/// access it makes (same registers, offset and size), and which pcs those were.
+InsnVec plain_accesses(const InsnVec& insns, std::vector<Lowerer::Fence>& fences) {
+  InsnVec out(insns);
+  fences.assign(insns.size(), Lowerer::Fence::kNone);
+  for (size_t pc = 0; pc < insns.size(); ++pc) {
+    Insn& i = out[pc];
+    if (insn_class(i) != BPF_STX || BPF_MODE(i.code) != BPF_ATOMIC) continue;
+    if (i.imm == kLoadAcquire) {
+      i.code = uint8_t(BPF_LDX | BPF_MEM | BPF_SIZE(i.code));
+      fences[pc] = Lowerer::Fence::kAcquireAfter;
+    } else if (i.imm == kStoreRelease) {
+      i.code = uint8_t(BPF_STX | BPF_MEM | BPF_SIZE(i.code));
+      fences[pc] = Lowerer::Fence::kReleaseBefore;
+    } else {
+      continue;
+    }
+    i.imm = 0;
+  }
+  return out;
+}
+
+}  // namespace
+
 Lowerer::Lowerer(const InsnVec& insns, llvm::Module& m, const LowerOptions& opts, LowerStats& stats)
-    : insns_(insns), m_(m), c_(m.getContext()), b_(m.getContext()), opts_(opts), stats_(stats) {
+    : plain_(plain_accesses(insns, fences_)),
+      insns_(plain_),
+      m_(m),
+      c_(m.getContext()),
+      b_(m.getContext()),
+      opts_(opts),
+      stats_(stats) {
   rt_.declare(m_);
 }
 
@@ -245,11 +282,14 @@ void Lowerer::lower_insn(uint32_t pc) {
     case BPF_LD:
       return lower_lddw(i, pc);
     case BPF_LDX:
-      return lower_load(i, pc);
+      lower_load(i, pc);
+      if (fences_[pc] == Fence::kAcquireAfter) b_.CreateCall(rt_.fence_acquire, {});
+      return;
     case BPF_ST:
       return lower_store(i, pc);
     case BPF_STX:
       if (BPF_MODE(i.code) == BPF_ATOMIC) return lower_atomic(i, pc);
+      if (fences_[pc] == Fence::kReleaseBefore) b_.CreateCall(rt_.fence_release, {});
       return lower_store(i, pc);
   }
 }

@@ -19,12 +19,15 @@ namespace knod::jit {
 /// Runtime ABI declarations (jit/runtime/rt.h).
 struct RuntimeDecls {
   llvm::FunctionCallee check, load_slow, store_slow, ctx_ok, ctx_field, ctx_slow, helper, fault,
-      stopped, budget, enter, leave, tail_pending, tail_call, callx, frame, stack, stack_region;
+      stopped, budget, enter, leave, tail_pending, tail_call, callx, frame, stack, stack_region,
+      fence_acquire, fence_release;
   void declare(llvm::Module& m);
 };
 
 class Lowerer {
  public:
+  /// What a pc's access needs around it (load-acquire, store-release; see plain_).
+  enum class Fence : uint8_t { kNone, kAcquireAfter, kReleaseBefore };
   Lowerer(const InsnVec& insns, llvm::Module& m, const LowerOptions& opts, LowerStats& stats);
   void run();
 
@@ -70,6 +73,12 @@ class Lowerer {
   /// (AccessInfo::off_stack). Returns the i1 "in bounds".
   llvm::Value* check_access(const AccessInfo& a, llvm::Value* addr, unsigned size, bool write);
 
+  /// Load-acquire and store-release (BPF_STX | BPF_ATOMIC, imm BPF_LOAD_ACQ 0x100 /
+  /// BPF_STORE_REL 0x110, kernel 6.15+) are lowered as the plain LDX / STX MEM access they
+  /// make, as the interpreter runs them (range analysis, frame zeroing and run-time checks
+  /// alike), with an acquire fence after the load or a release fence before the store.
+  std::vector<Fence> fences_;  ///< per pc (set before plain_)
+  InsnVec plain_;              ///< the program as lowered: insns_ refers to it
   const InsnVec& insns_;
   llvm::Module& m_;
   llvm::LLVMContext& c_;

@@ -36,6 +36,41 @@ std::unique_ptr<llvm::Module> lowered(const InsnVec& insns, llvm::LLVMContext& c
   return jit::lower(insns, ctx, o);
 }
 
+/// `insns` lowered for the GPUs: the PTX assembles with ptxas (sm_90, sm_80), the AMD code
+/// objects (gfx900, gfx1030) disassemble, both with the batch and the persistent kernel.
+void expect_gpu_code(const std::string& name, const InsnVec& insns) {
+  for (const char* sm : {"sm_90", "sm_80"}) {
+    llvm::LLVMContext ctx;
+    auto m = lowered(insns, ctx);
+    std::string ptx = device::cuda::compile_ptx(*m, sm);
+    EXPECT_NE(ptx.find(".entry knod_xdp_batch"), std::string::npos) << sm;
+    EXPECT_NE(ptx.find(".entry knod_xdp_persistent"), std::string::npos) << sm;
+    std::string f = temp_file(name + "-" + sm + ".ptx", ptx), out;
+    int rc =
+        run_command(std::string(KNOD_PTXAS) + " -arch=" + sm + " " + f + " -o /dev/null", &out);
+    EXPECT_EQ(rc, 0) << sm << ": ptxas: " << out;
+    std::filesystem::remove(f);
+  }
+  for (const char* gfx : {"gfx900", "gfx1030"}) {
+    llvm::LLVMContext ctx;
+    auto m = lowered(insns, ctx);
+    std::string co = device::amdgpu::compile_code_object(*m, gfx);
+    ASSERT_GE(co.size(), 4u);
+    EXPECT_EQ(co.substr(0, 4),
+              "\x7f"
+              "ELF");
+    std::string f = temp_file(name + "-" + gfx + ".hsaco", co), out;
+    int rc = run_command(
+        std::string(KNOD_LLVM_OBJDUMP) + " --triple=amdgcn-amd-amdhsa --mcpu=" + gfx + " -d " + f,
+        &out);
+    EXPECT_EQ(rc, 0) << gfx << ": llvm-objdump: " << out;
+    EXPECT_NE(out.find("<knod_xdp_batch>:"), std::string::npos) << gfx << ":\n" << out;
+    EXPECT_NE(out.find("<knod_xdp_persistent>:"), std::string::npos) << gfx;
+    EXPECT_NE(out.find("s_endpgm"), std::string::npos) << gfx;
+    std::filesystem::remove(f);
+  }
+}
+
 class ConformanceCodegen : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
@@ -56,36 +91,27 @@ TEST_P(ConformanceCodegen, PtxAssemblesAndCodeObjectsLink) {
       GTEST_SKIP() << "lowering refuses it (expected error): " << e.what();
     }
   }
-  for (const char* sm : {"sm_90", "sm_80"}) {
-    llvm::LLVMContext ctx;
-    auto m = lowered(insns, ctx);
-    std::string ptx = device::cuda::compile_ptx(*m, sm);
-    EXPECT_NE(ptx.find(".entry knod_xdp_batch"), std::string::npos) << sm;
-    EXPECT_NE(ptx.find(".entry knod_xdp_persistent"), std::string::npos) << sm;
-    std::string f = temp_file(c.name + "-" + sm + ".ptx", ptx), out;
-    int rc =
-        run_command(std::string(KNOD_PTXAS) + " -arch=" + sm + " " + f + " -o /dev/null", &out);
-    EXPECT_EQ(rc, 0) << sm << ": ptxas: " << out;
-    std::filesystem::remove(f);
-  }
-  for (const char* gfx : {"gfx900", "gfx1030"}) {
-    llvm::LLVMContext ctx;
-    auto m = lowered(insns, ctx);
-    std::string co = device::amdgpu::compile_code_object(*m, gfx);
-    ASSERT_GE(co.size(), 4u);
-    EXPECT_EQ(co.substr(0, 4),
-              "\x7f"
-              "ELF");
-    std::string f = temp_file(c.name + "-" + gfx + ".hsaco", co), out;
-    int rc = run_command(
-        std::string(KNOD_LLVM_OBJDUMP) + " --triple=amdgcn-amd-amdhsa --mcpu=" + gfx + " -d " + f,
-        &out);
-    EXPECT_EQ(rc, 0) << gfx << ": llvm-objdump: " << out;
-    EXPECT_NE(out.find("<knod_xdp_batch>:"), std::string::npos) << gfx << ":\n" << out;
-    EXPECT_NE(out.find("<knod_xdp_persistent>:"), std::string::npos) << gfx;
-    EXPECT_NE(out.find("s_endpgm"), std::string::npos) << gfx;
-    std::filesystem::remove(f);
-  }
+  expect_gpu_code(c.name, insns);
+}
+
+// Load-acquire and store-release (BPF_STX | BPF_ATOMIC, imm 0x100 / 0x110, kernel 6.15+) of
+// every size, on the stack and through a checked address: their fences compile for the GPUs.
+TEST(GpuCodegen, LoadAcquireAndStoreReleaseCompile) {
+  // BPF_STX | BPF_ATOMIC | size; imm 0x100: dst = *(src + off), 0x110: *(dst + off) = src.
+  const auto acq = [](uint8_t size, uint8_t dst, uint8_t src, int16_t off) {
+    return Insn{uint8_t(BPF_STX | BPF_ATOMIC | size), dst, src, off, 0x100};
+  };
+  const auto rel = [](uint8_t size, uint8_t dst, uint8_t src, int16_t off) {
+    return Insn{uint8_t(BPF_STX | BPF_ATOMIC | size), dst, src, off, 0x110};
+  };
+  InsnVec p = isa::assemble("lddw %r1, 0x8877665544332211");
+  p.insert(p.end(), {rel(BPF_DW, 10, 1, -8), rel(BPF_W, 10, 1, -12), rel(BPF_H, 10, 1, -14),
+                     rel(BPF_B, 10, 1, -15), acq(BPF_B, 0, 10, -15), acq(BPF_H, 2, 10, -14),
+                     acq(BPF_W, 3, 10, -12), acq(BPF_DW, 4, 10, -8), acq(BPF_DW, 5, 1, 0),
+                     rel(BPF_DW, 5, 0, 8)});
+  const InsnVec tail = isa::assemble("add %r0, %r2\nadd %r0, %r3\nadd %r0, %r4\nexit");
+  p.insert(p.end(), tail.begin(), tail.end());
+  expect_gpu_code("acq_rel", p);
 }
 
 INSTANTIATE_TEST_SUITE_P(Conformance, ConformanceCodegen, ::testing::ValuesIn(suite_files()),

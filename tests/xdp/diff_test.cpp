@@ -86,6 +86,14 @@ Case bytes_op(int helper, int32_t off, int32_t len) {
   return c;
 }
 
+constexpr int32_t kLoadAcquire = 0x100;   // BPF_LOAD_ACQ
+constexpr int32_t kStoreRelease = 0x110;  // BPF_STORE_REL
+
+/// A load-acquire (dst = *(src + off)) or store-release (*(dst + off) = src) of `size`.
+Insn acq_rel(int size, int32_t op, int dst, int src, int16_t off) {
+  return insn(uint8_t(BPF_STX | BPF_ATOMIC | size), uint8_t(dst), uint8_t(src), off, op);
+}
+
 Case map_ops(uint32_t type, std::function<void(InsnVec&)> body) {
   Case c;
   c.maps.push_back({{type, 4, 8, 4, 0, -1}, {}});
@@ -397,6 +405,38 @@ std::vector<DiffCase> cases() {
       ld_map(p, 1, 0);
       p << mov64_reg(2, 10) << alu64_imm(BPF_ADD, 2, -4) << call(BPF_FUNC_map_delete_elem)
         << alu64_imm(BPF_LSH, 6, 8) << alu64_reg(BPF_OR, 6, 0) << mov64_reg(0, 6) << exit_insn();
+    });
+  });
+  // Load-acquire / store-release (kernel 6.15+: BPF_STX | BPF_ATOMIC, imm BPF_LOAD_ACQ 0x100
+  // reads [src + off] into dst zero-extended, BPF_STORE_REL 0x110 writes src to [dst + off]):
+  // every size on the stack, and through an array map value (the map dump compared too).
+  add("load_acquire_store_release_stack", [] {
+    Case c;
+    InsnVec p;
+    p << st(BPF_DW, 10, -16, 0) << st(BPF_DW, 10, -24, 0);  // every byte read is written
+    ld_imm64(p, 1, 0x8877665544332211ull);
+    p << acq_rel(BPF_DW, kStoreRelease, 10, 1, -8) << acq_rel(BPF_B, kStoreRelease, 10, 1, -9)
+      << acq_rel(BPF_H, kStoreRelease, 10, 1, -12) << acq_rel(BPF_W, kStoreRelease, 10, 1, -20)
+      << mov64_imm(0, 0);
+    const std::pair<int, int16_t> loads[] = {{BPF_B, -8},   {BPF_H, -12}, {BPF_W, -20},
+                                             {BPF_DW, -16}, {BPF_DW, -8}, {BPF_B, -9}};
+    for (auto [size, off] : loads)  // r0 = r0 * 31 + load-acquire(fp + off)
+      p << acq_rel(size, kLoadAcquire, 2, 10, off) << alu64_imm(BPF_MUL, 0, 31)
+        << alu64_reg(BPF_ADD, 0, 2);
+    p << mov64_reg(1, 0) << alu64_imm(BPF_RSH, 1, 32) << alu64_reg(BPF_XOR, 0, 1) << exit_insn();
+    c.progs.push_back(p);
+    c.packet = packet();
+    return c;
+  });
+  add("load_acquire_store_release_map_value", [] {
+    return map_ops(BPF_MAP_TYPE_ARRAY, [](InsnVec& p) {
+      p << st(BPF_W, 10, -4, 2);
+      ld_map(p, 1, 0);
+      p << mov64_reg(2, 10) << alu64_imm(BPF_ADD, 2, -4) << call(BPF_FUNC_map_lookup_elem)
+        << jmp_imm(BPF_JEQ, 0, 0, 8) << mov64_imm(1, 0x1234567) << alu64_imm(BPF_LSH, 1, 20)
+        << acq_rel(BPF_DW, kStoreRelease, 0, 1, 0) << acq_rel(BPF_H, kStoreRelease, 0, 1, 2)
+        << acq_rel(BPF_W, kLoadAcquire, 3, 0, 4) << acq_rel(BPF_B, kLoadAcquire, 4, 0, 1)
+        << alu64_reg(BPF_ADD, 3, 4) << mov64_reg(0, 3) << exit_insn();
     });
   });
   add("array_lookup_write", [] {

@@ -299,6 +299,15 @@ RT uint32_t key_hash(const uint8_t* k, uint32_t n) {
 #define FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
 #endif
 
+/* Load-acquire / store-release (BPF_LOAD_ACQ, BPF_STORE_REL): the lowered program's fences. */
+EXPORT void knod_rt_fence_acquire(void) {
+  FENCE_ACQUIRE();
+}
+
+EXPORT void knod_rt_fence_release(void) {
+  FENCE_RELEASE();
+}
+
 RT uint32_t load_state(uint32_t* s) {
   uint32_t v = __atomic_load_n(s, __ATOMIC_RELAXED);
   FENCE_ACQUIRE();

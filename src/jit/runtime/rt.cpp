@@ -105,6 +105,14 @@ KNOD_INLINE bool knod_rt_stopped(Run* run) {
   return run->fault != Fault::kNone || run->exit_now;
 }
 
+KNOD_INLINE void knod_rt_fence_acquire() {
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+
+KNOD_INLINE void knod_rt_fence_release() {
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
 // After a helper called directly (LowerOptions::helpers) stopped the run: the fault's pc, as
 // knod_rt_helper sets it.
 KNOD_INLINE void knod_rt_fault_at(Run* run, uint32_t pc) {

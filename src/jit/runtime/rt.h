@@ -61,6 +61,10 @@ uint64_t knod_rt_helper(knod::vm::Run* run, int32_t id, uint64_t r1, uint64_t r2
 void knod_rt_fault(knod::vm::Run* run, int32_t reason, uint32_t pc);
 /// True when the program must return at once: a fault or exit_now.
 bool knod_rt_stopped(knod::vm::Run* run);
+/// The fences of load-acquire (after the load) and store-release (before the store),
+/// BPF_LOAD_ACQ / BPF_STORE_REL (kernel 6.15+): the target's own (the GPU runtime's differ).
+void knod_rt_fence_acquire();
+void knod_rt_fence_release();
 /// After a helper called directly stopped the run: run.fault_pc = pc if a fault has none yet.
 void knod_rt_fault_at(knod::vm::Run* run, uint32_t pc);
 /// True when a helper set run.tail_target.

@@ -7,6 +7,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -128,6 +129,12 @@ uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64
     run.fault = vm::Fault::kBadHelper;
     return 0;
   }
+  // The caller's frames and the callback's count together (vm::Run::call_depth).
+  const uint32_t depth = std::max(run.call_depth, 1u);
+  if (depth >= uint32_t(kMaxCallDepth)) {
+    run.fault = vm::Fault::kCallDepth;
+    return 0;
+  }
   alignas(16) uint8_t stack[kStackSize * kMaxCallDepth];
   uint32_t saved = run.nregions;
   uint64_t top = reinterpret_cast<uint64_t>(stack) + sizeof(stack);
@@ -136,8 +143,9 @@ uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64
     run.fault = vm::Fault::kOutOfBounds;
     return 0;
   }
-  uint64_t r0 = it->second(&run, stack + sizeof(stack), r1, r2, r3, r4, r5, 1, region);
+  uint64_t r0 = it->second(&run, stack + sizeof(stack), r1, r2, r3, r4, r5, depth + 1, region);
   run.nregions = saved;
+  run.call_depth = depth;  // a helper the callback called stored its own
   return r0;
 }
 

@@ -20,6 +20,17 @@ namespace knod::jit {
 
 constexpr int32_t kTailCallHelper = 12;  // BPF_FUNC_tail_call: the one helper that sets tail_target
 
+namespace {
+
+/// Helpers that run BPF code (callbacks, and what those tail-call): a fault in it keeps its
+/// own pc, which knod_rt_helper tells from a fault of the helper itself; called through it.
+bool runs_programs(int32_t id) {
+  return id == BPF_FUNC_for_each_map_elem || id == BPF_FUNC_timer_set_callback ||
+         id == BPF_FUNC_find_vma || id == BPF_FUNC_loop || id == BPF_FUNC_user_ringbuf_drain;
+}
+
+}  // namespace
+
 using llvm::BasicBlock;
 using llvm::Value;
 
@@ -59,10 +70,11 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
     return lower_tail_call(access_[pc]);
   if (i.src_reg == 0 && access_[pc].kind == AccessKind::kXdpAdjust)
     return lower_xdp_adjust(access_[pc], pc);
-  if (i.src_reg == 0 && i.imm != kTailCallHelper && opts_.helpers && i.imm >= 0 &&
-      i.imm < vm::kMaxHelperId && opts_.helpers->fn[i.imm])
+  if (i.src_reg == 0 && i.imm != kTailCallHelper && !runs_programs(i.imm) && opts_.helpers &&
+      i.imm >= 0 && i.imm < vm::kMaxHelperId && opts_.helpers->fn[i.imm])
     return lower_direct_helper(uint32_t(i.imm), pc);
   if (i.src_reg == 0) {
+    if (runs_programs(i.imm)) b_.CreateCall(rt_.set_call_depth, {run_, depth_});
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
     set(0, r0);
@@ -127,7 +139,8 @@ void Lowerer::lower_hash_lookup(const AccessInfo& a) {
 
 // A helper of the host's table called directly (LowerOptions::helpers): what knod_rt_helper
 // does for a known id, without its table lookup and id check. The helper's fault gets this
-// call's pc (vm::Run::fault_pc) on the stopped path, as knod_rt_helper sets it.
+// call's pc (vm::Run::fault_pc) on the stopped path, as knod_rt_helper sets it (such a helper
+// runs no BPF code, so a fault with fault_pc 0 is its own: runs_programs).
 void Lowerer::lower_direct_helper(uint32_t id, uint32_t pc) {
   ++stats_.direct_helpers;
   llvm::Type* i64 = b_.getInt64Ty();

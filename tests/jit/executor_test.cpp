@@ -272,6 +272,76 @@ TEST(JitExecutor, DirectHelperCallsKeepTheFaultPc) {
   EXPECT_EQ(jit.compile(p, nullptr).stats.direct_helpers, 0u);  // no table: knod_rt_helper
 }
 
+// A fault inside a program that a helper runs keeps its own pc, pc 0 included: here the
+// program a bpf_loop callback tail-calls faults at its first instruction (was reported at the
+// bpf_loop call, pc 5: fault_pc 0 read as "unset"). With no program to tail-call, the
+// callback goes on to a helper that faults itself: the callback's call pc (10), not bpf_loop's.
+TEST(JitExecutor, AFaultInAProgramAHelperRunsKeepsItsPc) {
+  vm::Env env;
+  env.helpers = &helpers();
+  const char* loop = R"(
+    mov %r1, 1
+    lddw %r2, func(+5)
+    mov %r3, 0
+    mov %r4, 0
+    call 181
+    exit
+    mov %r3, 1
+    call 12
+    mov %r0, 0
+    call 101
+    exit)";
+  vm::Program main{"main", isa::assemble(loop)};
+  vm::Program faults{"faults", isa::assemble("ldxdw %r0, [%r1+0]\nexit")};
+  vm::Interpreter interp;
+  JitExecutor jit;
+  for (const bool tail : {true, false}) {
+    env.programs = {&main};
+    if (tail) env.programs.push_back(&faults);
+    for (vm::Executor* ex :
+         {static_cast<vm::Executor*>(&interp), static_cast<vm::Executor*>(&jit)}) {
+      vm::Run run;
+      run.env = &env;
+      ex->run(run, main, 0, 0);
+      const char* who = ex == &jit ? "jit" : "interp";
+      EXPECT_EQ(run.fault, tail ? vm::Fault::kOutOfBounds : vm::Fault::kBadHelper) << who;
+      EXPECT_EQ(run.fault_pc, tail ? 0u : 10u) << who;
+    }
+  }
+}
+
+// Callbacks count toward the call depth with the frames that called them: a bpf_loop
+// callback that calls bpf_loop on itself ends with kCallDepth at its bpf_loop call (pc 10)
+// once kMaxCallDepth frames are active, on both executors (the JIT's callbacks once started
+// at depth 1 each, until the run's region table filled: kOutOfBounds).
+TEST(JitExecutor, NestedCallbacksCountTowardTheCallDepth) {
+  vm::Env env;
+  env.helpers = &helpers();
+  vm::Program p{"nest", isa::assemble(R"(
+    mov %r1, 1
+    lddw %r2, func(+4)
+    mov %r3, 0
+    call 181
+    exit
+    mov %r1, 1
+    lddw %r2, func(-2)
+    mov %r3, 0
+    call 181
+    mov %r0, 0
+    exit)")};
+  env.programs = {&p};
+  vm::Interpreter interp;
+  JitExecutor jit;
+  for (vm::Executor* ex : {static_cast<vm::Executor*>(&interp), static_cast<vm::Executor*>(&jit)}) {
+    vm::Run run;
+    run.env = &env;
+    ex->run(run, p, 0, 0);
+    const char* who = ex == &jit ? "jit" : "interp";
+    EXPECT_EQ(run.fault, vm::Fault::kCallDepth) << who;
+    EXPECT_EQ(run.fault_pc, 10u) << who;
+  }
+}
+
 // A minimal XDP-like ctx: {u32 data, u32 data_end} rewritten to 64-bit packet pointers.
 struct Pkt {
   uint8_t bytes[64];

@@ -308,6 +308,12 @@ EXPORT void knod_rt_fence_release(void) {
   FENCE_RELEASE();
 }
 
+/* Before a helper that runs callbacks (the host's call_func): no such helper runs here. */
+EXPORT void knod_rt_set_call_depth(run_t* run, uint32_t depth) {
+  (void)run;
+  (void)depth;
+}
+
 RT uint32_t load_state(uint32_t* s) {
   uint32_t v = __atomic_load_n(s, __ATOMIC_RELAXED);
   FENCE_ACQUIRE();

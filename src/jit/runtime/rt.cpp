@@ -113,10 +113,15 @@ KNOD_INLINE void knod_rt_fence_release() {
   __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
+KNOD_INLINE void knod_rt_set_call_depth(Run* run, uint32_t depth) {
+  run->call_depth = depth;
+}
+
 // After a helper called directly (LowerOptions::helpers) stopped the run: the fault's pc, as
 // knod_rt_helper sets it.
 KNOD_INLINE void knod_rt_fault_at(Run* run, uint32_t pc) {
-  if (run->fault != Fault::kNone && run->fault_pc == 0) run->fault_pc = pc;
+  if (run->fault != Fault::kNone && (run->fault_pc == 0 || run->fault_pc == kFaultPcUnset))
+    run->fault_pc = pc;
 }
 
 KNOD_INLINE bool knod_rt_tail_pending(Run* run) {

@@ -65,8 +65,14 @@ bool knod_rt_stopped(knod::vm::Run* run);
 /// BPF_LOAD_ACQ / BPF_STORE_REL (kernel 6.15+): the target's own (the GPU runtime's differ).
 void knod_rt_fence_acquire();
 void knod_rt_fence_release();
-/// After a helper called directly stopped the run: run.fault_pc = pc if a fault has none yet.
+/// Before a helper that runs callbacks: run.call_depth = depth (the calling frame's, 1 = entry).
+void knod_rt_set_call_depth(knod::vm::Run* run, uint32_t depth);
+/// After a helper called directly stopped the run: run.fault_pc = pc if a fault has none yet
+/// (0: such a helper runs no BPF code; kFaultPcUnset: inside a callback).
 void knod_rt_fault_at(knod::vm::Run* run, uint32_t pc);
+/// run.fault_pc while knod_rt_helper runs a helper (no fault yet): a fault that leaves it so
+/// was the helper's own, at the call's pc; one in a program the helper ran keeps that pc.
+constexpr uint32_t kFaultPcUnset = UINT32_MAX;
 /// True when a helper set run.tail_target.
 bool knod_rt_tail_pending(knod::vm::Run* run);
 /// After a helper set run.tail_target: runs the target in place of the current frame (r1

@@ -70,8 +70,17 @@ uint64_t knod_rt_helper(Run* run, int32_t id, uint64_t r1, uint64_t r2, uint64_t
     knod_rt_fault(run, static_cast<int32_t>(Fault::kBadHelper), pc);
     return 0;
   }
+  // A helper that faults sets run.fault alone: the fault is then the call's. One that runs
+  // programs (a callback, the program it tail-calls) may fault in them at any pc, 0 included:
+  // that pc stays. Unset while the helper runs (no fault yet: the run would have stopped), and
+  // as it was after (a helper nested in a callback leaves its caller's "unset").
+  const uint32_t before = run->fault_pc;
+  run->fault_pc = kFaultPcUnset;
   uint64_t r0 = t->fn[id](*run, r1, r2, r3, r4, r5);
-  if (run->fault != Fault::kNone && run->fault_pc == 0) run->fault_pc = pc;
+  if (run->fault == Fault::kNone)
+    run->fault_pc = before;
+  else if (run->fault_pc == kFaultPcUnset)
+    run->fault_pc = pc;
   return r0;
 }
 

@@ -116,7 +116,9 @@ double thread_cpu_ms() {
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
-// vm::Run::call_func for bpf_loop / bpf_for_each_map_elem callbacks: a fresh stack.
+// vm::Run::call_func for bpf_loop / bpf_for_each_map_elem callbacks (and callx): the next
+// frame down of the caller's stack (vm::Run::call_fp, call_region), as a bpf-to-bpf call;
+// without a caller stored, a fresh stack.
 uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
                    uint64_t r5) {
   auto* st = static_cast<RunState*>(run.executor);
@@ -135,17 +137,32 @@ uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64
     run.fault = vm::Fault::kCallDepth;
     return 0;
   }
-  alignas(16) uint8_t stack[kStackSize * kMaxCallDepth];
-  uint32_t saved = run.nregions;
-  uint64_t top = reinterpret_cast<uint64_t>(stack) + sizeof(stack);
-  int region = run.add_region(top - kStackSize, top, true);
-  if (region < 0) {
-    run.fault = vm::Fault::kOutOfBounds;
-    return 0;
+  const uint64_t caller_fp = run.call_fp;
+  const int32_t caller_region = run.call_region;
+  uint64_t r0;
+  if (caller_fp && caller_region >= 0 && uint32_t(caller_region) < run.nregions) {
+    // As lower_call: the callee's frame below the caller's, the region's low end moved down
+    // to it for the call and back after.
+    uint8_t* fp = reinterpret_cast<uint8_t*>(caller_fp) - kStackSize;
+    run.regions[caller_region].lo = reinterpret_cast<uint64_t>(fp) - kStackSize;
+    r0 = it->second(&run, fp, r1, r2, r3, r4, r5, depth + 1, caller_region);
+    run.regions[caller_region].lo = caller_fp - kStackSize;
+  } else {
+    alignas(16) uint8_t stack[kStackSize * kMaxCallDepth];
+    uint32_t saved = run.nregions;
+    uint64_t top = reinterpret_cast<uint64_t>(stack) + sizeof(stack);
+    int region = run.add_region(top - kStackSize, top, true);
+    if (region < 0) {
+      run.fault = vm::Fault::kOutOfBounds;
+      return 0;
+    }
+    r0 = it->second(&run, stack + sizeof(stack), r1, r2, r3, r4, r5, depth + 1, region);
+    run.nregions = saved;
   }
-  uint64_t r0 = it->second(&run, stack + sizeof(stack), r1, r2, r3, r4, r5, depth + 1, region);
-  run.nregions = saved;
-  run.call_depth = depth;  // a helper the callback called stored its own
+  // A helper the callback called stored its own caller: the next callback is this one's.
+  run.call_depth = depth;
+  run.call_fp = caller_fp;
+  run.call_region = caller_region;
   return r0;
 }
 

@@ -33,7 +33,7 @@ void RuntimeDecls::declare(llvm::Module& m) {
   stopped = fn("knod_rt_stopped", i1, {p});
   fence_acquire = fn("knod_rt_fence_acquire", v, {});
   fence_release = fn("knod_rt_fence_release", v, {});
-  set_call_depth = fn("knod_rt_set_call_depth", v, {p, i32});
+  set_caller = fn("knod_rt_set_caller", v, {p, i32, p, i32});
   budget = fn("knod_rt_budget", i1, {p, i64, i32});
   enter = fn("knod_rt_enter", i32, {p, p, i32});
   leave = fn("knod_rt_leave", v, {p, i32});

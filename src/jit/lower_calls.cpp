@@ -55,6 +55,7 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
   if (BPF_SRC(i.code) == BPF_X) {  // callx: helper id in a register (dst_reg, or imm if 0)
     int reg = i.dst_reg != 0 ? i.dst_reg : i.imm;
     if (reg < 0 || reg >= kNumRegs) bad(pc, "bad callx register");
+    b_.CreateCall(rt_.set_caller, {run_, depth_, fp_, region_});  // a function: call_func
     Value* r0 =
         b_.CreateCall(rt_.callx, {run_, get(reg), get(1), get(2), get(3), get(4), get(5), c32(pc)});
     set(0, r0);
@@ -74,7 +75,7 @@ void Lowerer::lower_call(const Insn& i, uint32_t pc) {
       i.imm >= 0 && i.imm < vm::kMaxHelperId && opts_.helpers->fn[i.imm])
     return lower_direct_helper(uint32_t(i.imm), pc);
   if (i.src_reg == 0) {
-    if (runs_programs(i.imm)) b_.CreateCall(rt_.set_call_depth, {run_, depth_});
+    if (runs_programs(i.imm)) b_.CreateCall(rt_.set_caller, {run_, depth_, fp_, region_});
     Value* r0 = b_.CreateCall(
         rt_.helper, {run_, c32(uint32_t(i.imm)), get(1), get(2), get(3), get(4), get(5), c32(pc)});
     set(0, r0);

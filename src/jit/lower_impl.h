@@ -20,7 +20,7 @@ namespace knod::jit {
 struct RuntimeDecls {
   llvm::FunctionCallee check, load_slow, store_slow, ctx_ok, ctx_field, ctx_slow, helper, fault,
       stopped, budget, enter, leave, tail_pending, tail_call, callx, frame, stack, stack_region,
-      fence_acquire, fence_release, set_call_depth;
+      fence_acquire, fence_release, set_caller;
   void declare(llvm::Module& m);
 };
 

@@ -134,10 +134,14 @@ struct Run {
   uint64_t (*call_func)(Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
                         uint64_t r5) = nullptr;
   void* executor = nullptr;
-  /// JIT: the frame depth (1 = the entry's) of the code that calls a helper which runs BPF
-  /// code through call_func, stored just before the call; the callback runs one frame deeper
-  /// (kCallDepth past kMaxCallDepth frames, as the interpreter counts them). 0: not set.
+  /// JIT: where the code that calls a helper which runs BPF code through call_func (or a
+  /// callx) stands, stored just before the call: its frame depth (1 = the entry's), frame
+  /// pointer and stack region. The callee runs in the next frame down of the same stack and
+  /// region, as a bpf-to-bpf call (kCallDepth past kMaxCallDepth frames, as the interpreter
+  /// counts them). call_fp 0: not set (the callee gets a stack of its own).
   uint32_t call_depth = 0;
+  int32_t call_region = -1;
+  uint64_t call_fp = 0;
 
   /// A stack of kMaxCallDepth x kStackSize bytes that the run's owner keeps registered as
   /// region `stack_region` from run to run (a JIT entry only moves the region's low end to

@@ -342,6 +342,61 @@ TEST(JitExecutor, NestedCallbacksCountTowardTheCallDepth) {
   }
 }
 
+// A callback runs in the next frame down of its caller's stack region, as a bpf-to-bpf
+// call: nested callbacks take no run region each (the JIT's once did, so a run with a
+// packet region ran out of regions, kOutOfBounds, before the depth limit). The callback
+// counts *ctx (a slot in main's frame, D) down and nests bpf_loop until it reaches 0: D = 6
+// is 8 frames (r0 = 1, bpf_loop's count), D = 7 one too many (kCallDepth at its call, pc 19).
+TEST(JitExecutor, NestedCallbacksShareTheCallersStackRegion) {
+  vm::Env env;
+  env.helpers = &helpers();
+  uint8_t packet[32] = {};
+  for (int d = 0; d <= 9; ++d) {
+    const std::string text = "stdw [%r10-8], " + std::to_string(d) + R"(
+      mov %r1, 1
+      lddw %r2, func(+6)
+      mov %r3, %r10
+      add %r3, -8
+      mov %r4, 0
+      call 181
+      exit
+      ldxdw %r6, [%r2+0]
+      mov %r0, 0
+      jeq %r6, 0, out
+      sub %r6, 1
+      stxdw [%r2+0], %r6
+      mov %r3, %r2
+      mov %r1, 1
+      lddw %r2, func(-8)
+      mov %r4, 0
+      call 181
+      mov %r0, 0
+    out:
+      exit)";
+    vm::Program p{"nest", isa::assemble(text)};
+    env.programs = {&p};
+    vm::Interpreter interp;
+    JitExecutor jit;
+    for (vm::Executor* ex :
+         {static_cast<vm::Executor*>(&interp), static_cast<vm::Executor*>(&jit)}) {
+      vm::Run run;
+      run.env = &env;
+      run.add_region(reinterpret_cast<uint64_t>(packet), reinterpret_cast<uint64_t>(packet) + 32,
+                     true);
+      const uint64_t r0 = ex->run(run, p, 0, 0);
+      const std::string who =
+          std::string(ex == &jit ? "jit" : "interp") + " D=" + std::to_string(d);
+      if (d <= 6) {
+        EXPECT_EQ(run.fault, vm::Fault::kNone) << who;
+        EXPECT_EQ(r0, 1u) << who;
+      } else {
+        EXPECT_EQ(run.fault, vm::Fault::kCallDepth) << who;
+        EXPECT_EQ(run.fault_pc, 19u) << who;
+      }
+    }
+  }
+}
+
 // A minimal XDP-like ctx: {u32 data, u32 data_end} rewritten to 64-bit packet pointers.
 struct Pkt {
   uint8_t bytes[64];

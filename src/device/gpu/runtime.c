@@ -308,10 +308,12 @@ EXPORT void knod_rt_fence_release(void) {
   FENCE_RELEASE();
 }
 
-/* Before a helper that runs callbacks (the host's call_func): no such helper runs here. */
-EXPORT void knod_rt_set_call_depth(run_t* run, uint32_t depth) {
+/* Before a helper that runs callbacks, or a callx (the host's call_func): none runs here. */
+EXPORT void knod_rt_set_caller(run_t* run, uint32_t depth, void* fp, int32_t region) {
   (void)run;
   (void)depth;
+  (void)fp;
+  (void)region;
 }
 
 RT uint32_t load_state(uint32_t* s) {

@@ -113,8 +113,10 @@ KNOD_INLINE void knod_rt_fence_release() {
   __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-KNOD_INLINE void knod_rt_set_call_depth(Run* run, uint32_t depth) {
+KNOD_INLINE void knod_rt_set_caller(Run* run, uint32_t depth, void* fp, int32_t region) {
   run->call_depth = depth;
+  run->call_fp = reinterpret_cast<uint64_t>(fp);
+  run->call_region = region;
 }
 
 // After a helper called directly (LowerOptions::helpers) stopped the run: the fault's pc, as

@@ -65,8 +65,9 @@ bool knod_rt_stopped(knod::vm::Run* run);
 /// BPF_LOAD_ACQ / BPF_STORE_REL (kernel 6.15+): the target's own (the GPU runtime's differ).
 void knod_rt_fence_acquire();
 void knod_rt_fence_release();
-/// Before a helper that runs callbacks: run.call_depth = depth (the calling frame's, 1 = entry).
-void knod_rt_set_call_depth(knod::vm::Run* run, uint32_t depth);
+/// Before a helper that runs callbacks, or a callx: the calling frame's depth (1 = entry),
+/// frame pointer and stack region into run.call_depth / call_fp / call_region.
+void knod_rt_set_caller(knod::vm::Run* run, uint32_t depth, void* fp, int32_t region);
 /// After a helper called directly stopped the run: run.fault_pc = pc if a fault has none yet
 /// (0: such a helper runs no BPF code; kFaultPcUnset: inside a callback).
 void knod_rt_fault_at(knod::vm::Run* run, uint32_t pc);

@@ -204,7 +204,14 @@ struct CpuDevice::Pool {
     Slice& s = slices[owner];
     uint64_t r = s.range.load(std::memory_order_relaxed);
     if (!heavy && r != s.start.load(std::memory_order_relaxed)) return;
-    while (take_from(s, r, !walk_apart || backward(owner), 4, least, most, cpu)) {
+    take_rest(owner, r, least, most, cpu);
+  }
+
+  /// Runs what is left of worker `owner`'s slice (`r`: its range as last read) on worker
+  /// `cpu`, a quarter at a time: from the end the owner walks toward where the workers walk
+  /// apart, else from the front.
+  void take_rest(uint32_t owner, uint64_t& r, uint64_t least, uint64_t most, uint32_t cpu) {
+    while (take_from(slices[owner], r, !walk_apart || backward(owner), 4, least, most, cpu)) {
     }
   }
 
@@ -237,8 +244,7 @@ struct CpuDevice::Pool {
           seen[w] = {r, now};
         } else if (std::chrono::duration<double, std::nano>(now - seen[w].at).count() > stall_ns) {
           try {
-            while (take_from(slices[w], r, !walk_apart || backward(w), 4, least, most, 0)) {
-            }
+            take_rest(w, r, least, most, 0);
           } catch (...) {
             fail();
           }

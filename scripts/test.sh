@@ -9,10 +9,26 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 jobs=$(nproc)
 
+# Runs ctest on build dir $1 (more ctest arguments after it). On a failure the failed tests
+# run once more, alone and with their output, so that the end of the log (all a CI page may
+# keep) shows why; the first run's exit status stands either way.
+run_ctest() {
+  local dir=$1
+  shift
+  local rc=0
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs" "$@" || rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "== the failed tests again, one at a time, with their output ($dir)"
+    ctest --test-dir "$dir" --rerun-failed --output-on-failure || true
+    echo "== first run failed (ctest exit $rc)"
+  fi
+  return "$rc"
+}
+
 echo "== build (RelWithDebInfo)"
 bash scripts/build.sh
 echo "== tests"
-ctest --test-dir build --output-on-failure -j"$jobs" "$@"
+run_ctest build "$@"
 
 if [ "${KNOD_NO_SANITIZE:-0}" != 1 ]; then
   echo "== build (ASan+UBSan)"
@@ -21,5 +37,5 @@ if [ "${KNOD_NO_SANITIZE:-0}" != 1 ]; then
   echo "== tests (ASan+UBSan)"
   # Interop scripts spawn Python/tshark (not ours to instrument); everything else runs.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" -E 'interop' "$@"
+    run_ctest build-asan -E 'interop' "$@"
 fi

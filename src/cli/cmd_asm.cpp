@@ -8,18 +8,9 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "cli/command.h"
 #include "isa/asm.h"
-
-namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw knod::Error("cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-}  // namespace
 
 KNOD_COMMAND(asm) {
   auto* c = app.add_subcommand("asm", "Assemble eBPF assembly into raw instructions");
@@ -29,11 +20,8 @@ KNOD_COMMAND(asm) {
   c->add_option("-o,--output", *out, "Output file: 8 bytes per instruction slot")->required();
   c->callback([set_action, in, out] {
     set_action([in, out] {
-      knod::InsnVec prog = knod::isa::assemble(read_file(*in));
-      std::ofstream f(*out, std::ios::binary);
-      f.write(reinterpret_cast<const char*>(prog.data()),
-              static_cast<std::streamsize>(prog.size() * sizeof(knod::Insn)));
-      if (!f) throw knod::Error("cannot write " + *out);
+      knod::InsnVec prog = knod::isa::assemble(knod::read_file(*in, "assembly file"));
+      knod::write_file(*out, prog.data(), prog.size() * sizeof(knod::Insn));
       return 0;
     });
   });
@@ -45,7 +33,7 @@ KNOD_COMMAND(disasm) {
   c->add_option("input", *in, "Raw instruction file (8 bytes per slot, little-endian)")->required();
   c->callback([set_action, in] {
     set_action([in] {
-      std::string bytes = read_file(*in);
+      std::string bytes = knod::read_file(*in, "raw instruction file");
       if (bytes.size() % sizeof(knod::Insn) != 0)
         throw knod::Error(fmt::format("{}: {} bytes is not a whole number of 8-byte instructions",
                                       *in, bytes.size()));

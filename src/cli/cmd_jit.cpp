@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "cli/command.h"
 #include "device/amdgpu/code_object.h"
 #include "device/cuda/ptx.h"
@@ -34,12 +35,6 @@ struct JitArgs {
   int opt = 2;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw knod::Error("cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 /// Raw slots always hold a NUL byte (a program ends with `exit`, 0x95 and seven zero bytes);
 /// assembly text never does (a form feed or other control character in it stays text).
 bool looks_binary(const std::string& s) {
@@ -56,16 +51,14 @@ int write_code(const JitArgs& a, const std::string& code) {
     fmt::print("{}", code);
     return 0;
   }
-  std::ofstream f(a.out, std::ios::binary);
-  if (!f.write(code.data(), std::streamsize(code.size())) || !f.flush())
-    throw knod::Error("jit: cannot write " + a.out);
+  knod::write_file(a.out, code);
   return 0;
 }
 
 /// GPU targets: every program of the object in one module (tail calls), the batch kernel
 /// `knod_xdp_batch`, PTX text (sm_XX) or an AMDGPU code object (gfxNNN).
 int run_gpu(const JitArgs& a) {
-  std::string bytes = read_file(a.file);
+  std::string bytes = knod::read_file(a.file, "program file");
   if (bytes.rfind("\x7f"
                   "ELF",
                   0) != 0)
@@ -98,7 +91,7 @@ int run_jit(const JitArgs& a) {
         "jit: target '" + a.target +
         "' is not supported (x86_64, sm_80, sm_90, gfx900, gfx1030, gfx942, gfx1100)");
   if (a.opt < 0 || a.opt > 3) throw knod::Error("jit: -O must be 0..3");
-  std::string bytes = read_file(a.file);
+  std::string bytes = knod::read_file(a.file, "program file");
   knod::jit::EmitOptions eo;
   eo.opt_level = a.opt;
   eo.assembly = a.assembly && !a.emit_llvm;

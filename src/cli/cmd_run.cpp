@@ -249,6 +249,11 @@ int run(const RunArgs& a) {
     if (!dump_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.map_dump, strerror(errno)));
   }
+  const std::pair<std::ofstream*, const std::string*> logs[] = {
+      {&trace, &a.trace}, {&perf, &a.perf}, {&ring, &a.ringbuf}};
+  for (const auto& [f, path] : logs)
+    if (!path->empty() && !f->flush())
+      throw knod::Error(fmt::format("{}: write failed ({})", *path, strerror(errno)));
   return r.truncated ? 3 : 0;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "cli/command.h"
 #include "cli/file_roles.h"
 #include "cli/load_args.h"
@@ -36,16 +37,9 @@ struct Args {
   uint64_t clock_ns = 0, seed = 0, insn_budget = knod::vm::kDefaultInsnBudget;
 };
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw knod::Error(fmt::format("cannot read '{}'", path));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_file(const std::string& path, const uint8_t* data, size_t n) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !out.write(reinterpret_cast<const char*>(data), std::streamsize(n)))
-    throw knod::Error(fmt::format("cannot write '{}'", path));
+std::vector<uint8_t> read_bytes(const std::string& path, const std::string& what) {
+  const std::string s = knod::read_file(path, what);
+  return {s.begin(), s.end()};
 }
 
 int test_run(const Args& a) {
@@ -58,12 +52,12 @@ int test_run(const Args& a) {
   using namespace knod;
   if (a.device != "interp" && a.device != "cpu")
     throw Error(fmt::format("test-run: unknown device '{}' (available: interp, cpu)", a.device));
-  std::vector<uint8_t> data = read_file(a.data_in);
+  std::vector<uint8_t> data = read_bytes(a.data_in, "packet file");
   // ctx_in: struct xdp_md, shorter input zero-padded, longer must be zero (bpf_ctx_init).
   xdp_md ctx{};
   const bool have_ctx = !a.ctx_in.empty();
   if (have_ctx) {
-    std::vector<uint8_t> c = read_file(a.ctx_in);
+    std::vector<uint8_t> c = read_bytes(a.ctx_in, "ctx file");
     for (size_t i = sizeof ctx; i < c.size(); ++i)
       if (c[i])
         throw Error("test-run: ctx-in larger than struct xdp_md with non-zero tail (-E2BIG)");
@@ -133,19 +127,17 @@ int test_run(const Args& a) {
   fmt::print("retval: {} ({})\n", r.retval, xdp::action_name(r.retval));
   fmt::print("data_out: {} bytes\n", mlen + len);
   fmt::print("duration: {} ns\n", ns / repeat);
-  if (!a.data_out.empty()) write_file(a.data_out, frame.data() + off - mlen, mlen + len);
+  if (!a.data_out.empty()) knod::write_file(a.data_out, frame.data() + off - mlen, mlen + len);
   if (!a.map_dump.empty()) {
     std::fflush(stdout);  // the report first, also when the dump goes to /dev/stdout
-    std::ofstream f(a.map_dump);
-    if (!(f << io::dump_maps_json(obj).dump(2) << "\n"))
-      throw Error(fmt::format("cannot write '{}'", a.map_dump));
+    knod::write_file(a.map_dump, io::dump_maps_json(obj).dump(2) + "\n");
   }
   if (!a.ctx_out.empty()) {
     xdp_md out = ctx;  // xdp_convert_buff_to_md: offsets from data_meta
     out.data = mlen;
     out.data_end = mlen + len;
     out.data_meta = 0;
-    write_file(a.ctx_out, reinterpret_cast<const uint8_t*>(&out), sizeof out);
+    knod::write_file(a.ctx_out, &out, sizeof out);
   }
   return 0;
 }

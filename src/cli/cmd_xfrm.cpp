@@ -10,6 +10,7 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "cli/command.h"
 #include "cli/file_roles.h"
 #include "xfrm/crypto/engines.h"
@@ -94,7 +96,9 @@ void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
     if (!out) continue;
     uint8_t* ip = frames.data() + size_t(i) * stride + off[i];
     auto& l2 = meta[i].l2;
-    if (l2.size() >= 14) {  // Ethernet: ethertype follows the IP version
+    // Ethernet: a transformed packet's ethertype follows its IP version (a tunnel's inner
+    // packet may be the other family); a packet passed on is written as captured.
+    if (d == Drop::kOk && l2.size() >= 14) {
       uint16_t et = (ip[0] >> 4) == 6 ? 0x86dd : 0x0800;
       l2[l2.size() - 2] = uint8_t(et >> 8), l2[l2.size() - 1] = uint8_t(et);
     }
@@ -309,7 +313,11 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   r.reasm.expire_all();  // never completed: counted as the kernel's timeouts would be
   std::string perr = rc == -1 ? pcap_geterr(pin) : "";
   pcap_close(pin);
-  if (dump) pcap_dump_close(dump), pcap_close(dead);
+  if (dump) {  // pcap_dump buffers: a full disk shows at the flush (as knod run's PcapWriter)
+    const bool bad = pcap_dump_flush(dump) != 0 || std::ferror(pcap_dump_file(dump));
+    pcap_dump_close(dump), pcap_close(dead);
+    if (bad) throw knod::Error(fmt::format("ipsec: {}: write error", out));
+  }
   r.total[Drop::kTooBig] += oversize;
   print_report(r);
   if (!perr.empty())  // as knod run: the packets before the damage were processed; exit 3
@@ -317,11 +325,7 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
                "knod: warning: {} (the capture '{}' is cut short; the packets before it "
                "were processed)\n",
                perr, in);
-  if (!stats.empty()) {
-    std::ofstream f(stats);
-    f << to_json(r).dump(2) << "\n";
-    if (!f) throw knod::Error("ipsec: cannot write " + stats);
-  }
+  if (!stats.empty()) knod::write_file(stats, to_json(r).dump(2) + "\n");
   return perr.empty() ? 0 : 3;
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "isa/asm.h"
 #include "isa/number.h"
 #include "vm/conformance_helpers.h"
@@ -88,11 +89,8 @@ ConformanceCase parse_data(std::string_view text, std::string name) {
 }
 
 ConformanceCase parse_data_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_data(ss.str(), std::filesystem::path(path).filename().string());
+  return parse_data(read_file(path, "conformance data file"),
+                    std::filesystem::path(path).filename().string());
 }
 
 InsnVec case_program(const ConformanceCase& c) {

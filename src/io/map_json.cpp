@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/file.h"
 
 namespace knod::io {
 namespace {
@@ -54,12 +55,11 @@ std::vector<uint8_t> parse_hex(const std::string& hex) {
 }
 
 MapPreload read_map_preload(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open map file", path));
+  const std::string text = read_file(path, "map file");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error; out_of_range: 1e999999
     throw Error(fmt::format("{}: malformed JSON: {}", path, e.what()));
   }
   if (!j.is_object() || !j.contains("maps") || !j["maps"].is_object())

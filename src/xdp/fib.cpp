@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file.h"
 
 namespace knod::xdp {
 namespace {
@@ -138,11 +139,7 @@ FibTable parse_fib_table(const std::string& text) {
 }
 
 FibTable load_fib_table(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot read fib table '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_fib_table(ss.str());
+  return parse_fib_table(read_file(path, "fib table"));
 }
 
 }  // namespace knod::xdp

@@ -41,10 +41,11 @@ const char* drop_name(Drop d);
 /// xfrm_policy.c (__xfrm_policy_check).
 const char* xfrm_stat_name(Drop d, bool inbound);
 
-/// Counters for one SA or for a whole run. Units: packets and bytes (of the input packet).
+/// Counters for one SA or for a whole run. Units: packets, and bytes of the ESP packets (IP
+/// header included): as made for outbound, as received for inbound; a run's are its SAs' sum.
 struct Counters {
   uint64_t packets = 0;  ///< processed successfully
-  uint64_t bytes = 0;    ///< bytes of those packets (ESP payload, as `ip -s`)
+  uint64_t bytes = 0;    ///< bytes of those packets, as above
   uint64_t drops[uint32_t(Drop::kCount)] = {};
   /// Soft-expire events: an SA reached `limit byte-soft/packet-soft` (once per SA, as the
   /// kernel's km.dying latch; XFRM_MSG_EXPIRE with hard 0). Not drops: the packet goes on.

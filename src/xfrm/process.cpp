@@ -208,16 +208,17 @@ void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
     stats.soft_expires += sa.soft_expires.load(std::memory_order_relaxed) - soft;
     if (d == Drop::kOk) d = in_policy_check(spd, sa.cfg, slot + b.data_off[i], b.data_len[i]);
     b.drop[i] = uint8_t(d);
-    if (d == Drop::kOk) ++sa.stats.c.packets, sa.stats.c.bytes += in_len;
+    if (d == Drop::kOk) {  // the run's bytes as the SA's: of the ESP packet as it came in
+      ++sa.stats.c.packets, sa.stats.c.bytes += in_len;
+      ++stats.packets, stats.bytes += in_len;
+    }
   }
   if (locked) locked->lock.clear(std::memory_order_release);
   for (uint32_t i = 0; i < b.count; ++i) {
     Drop d = Drop(b.drop[i]);
-    if (d == Drop::kOk)
-      ++stats.packets, stats.bytes += b.data_len[i];
-    else
-      ++stats[d];
-    if (d != Drop::kOk && b.sa[i] != kNoSaIndex) {
+    if (d == Drop::kOk) continue;  // counted above
+    ++stats[d];
+    if (b.sa[i] != kNoSaIndex) {
       Sa& sa = sad[b.sa[i]];
       SaLock lock(sa);
       ++sa.stats.c[d];

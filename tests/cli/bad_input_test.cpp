@@ -264,6 +264,38 @@ TEST(BadMapFile, WrongKeySize) {
                   {p, "vip_map[0]", "key/value are 4/8 bytes", "map wants 8/8"});
 }
 
+TEST(BadMapFile, NumberOutOfRangeNamesTheFile) {
+  std::string p = temp_dir() + "/m.json";
+  write_file(p, R"({"maps": {"vip_map": [{"key": 1e999999, "value": "00"}]}})");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
+                  {p, "malformed JSON", "number overflow"});
+}
+
+// A directory given where a file is read: std::ifstream opens it and reads nothing, which
+// made `--xfrm DIR` run with no SA at all (every packet passed in clear) and the others
+// print a C++ library message without the path.
+TEST(BadInputFile, DirectoryIsNamedAsSuch) {
+  const std::string d = temp_dir();
+  const std::string pkt = d + "/pkt.bin";
+  write_file(pkt, std::string(64, '\0'));
+  const std::string cases[] = {
+      "run " + kL4lb + " -r " + kPing4 + " --map-load " + d,
+      "run " + kL4lb + " --map-load " + kL4lbMaps + " -r " + kPing4 + " --xfrm " + d,
+      "ipsec --xfrm " + d + " -r " + kPing4 + " --dir in",
+      "xfrm -f " + d,
+      "disasm " + d,
+      "jit " + d,
+      "asm " + d + " -o " + d + "/x.bin",
+      "test-run " + kL4lb + " -p xdp_l4lb --data-in " + d,
+      "test-run " + kL4lb + " -p xdp_l4lb --data-in " + pkt + " --ctx-in " + d,
+      "run " + kL4lb + " --map-load " + kL4lbMaps + " -r " + kPing4 + " --fib " + d,
+  };
+  for (const std::string& c : cases) {
+    SCOPED_TRACE(c);
+    expect_one_line(knod(c), 1, {d + ": is a directory, not a "});
+  }
+}
+
 // ---- command line --------------------------------------------------------------------------
 
 TEST(BadCommandLine, UnknownOption) {
@@ -338,6 +370,29 @@ TEST(BadOutput, UnwritablePaths) {
 TEST(BadOutput, DiskFull) {
   if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
   expect_one_line(run_l4lb("-q -r " + kPing4 + " --stats /dev/full"), 1, {"/dev/full", "write"});
+}
+
+// Every output that buffers (test-run's files, asm and jit output, ipsec's capture and stats)
+// checks the last write too: a full disk is an error, not exit 0 with the data lost.
+TEST(BadOutput, DiskFullOnEveryOutput) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const std::string d = temp_dir(), pkt = d + "/pkt.bin", s = d + "/p.s";
+  write_file(pkt, std::string(64, '\0'));
+  write_file(s, "mov %r0, 2\nexit\n");
+  const std::string xfrm = std::string(KNOD_EXAMPLE_SRC_DIR) + "/../xfrm/run_after_xdp.conf";
+  const std::string cases[] = {
+      "test-run " + kL4lb + " -p xdp_l4lb --data-in " + pkt + " --data-out /dev/full",
+      "test-run " + kL4lb + " -p xdp_l4lb --data-in " + pkt + " --ctx-out /dev/full",
+      "test-run " + kL4lb + " -p xdp_l4lb --data-in " + pkt + " --map-dump /dev/full",
+      "asm " + s + " -o /dev/full",
+      "jit " + s + " -o /dev/full",
+      "ipsec --xfrm " + xfrm + " -r " + kPing4 + " --dir out -w /dev/full",
+      "ipsec --xfrm " + xfrm + " -r " + kPing4 + " --dir out --stats /dev/full",
+  };
+  for (const std::string& c : cases) {
+    SCOPED_TRACE(c);
+    expect_one_line(knod(c), 1, {"/dev/full", "write"});
+  }
 }
 
 }  // namespace

@@ -106,7 +106,8 @@ TEST(XfrmBenchCli, BadInputIsOneLine) {
   struct Case {
     std::string args, want;
   } cases[] = {
-      {"bench --xfrm /nonexistent/x.conf", "knod: xfrm: cannot read '/nonexistent/x.conf'"},
+      {"bench --xfrm /nonexistent/x.conf",
+       "knod: /nonexistent/x.conf: cannot open xfrm config (No such file or directory)"},
       {"bench --xfrm " + kEx + "/nat_t.conf",
        "knod: bench: " + kEx +
            "/nat_t.conf: no AEAD SA to measure (want aead rfc4106(gcm(aes)) or "
@@ -251,6 +252,44 @@ std::vector<std::pair<uint32_t, std::string>> records(const std::string& pcap) {
     i += 16 + n;
   }
   return out;
+}
+
+/// Inbound: a frame that is not ESP goes out as captured, even where its IP version nibble
+/// and its ethertype disagree (the output used to take the ethertype from the nibble); the
+/// run's bytes are its SAs' bytes, those of the ESP packets as received (IP header included).
+TEST(XfrmCli, IpsecInboundPassesOthersAsCapturedAndCountsEspBytes) {
+  std::string d = temp_dir();
+  const uint8_t a[4] = {10, 1, 0, 5}, b[4] = {10, 2, 0, 9};
+  write_file(d + "/sa.conf",
+             "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
+                 "\n"
+                 "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 "
+                 "dst 192.0.2.2 proto esp reqid 1 mode tunnel\n");
+  write_file(d + "/plain.pcap", pcap_bytes(1, {frame(80, a, b), frame(300, a, b)}));
+  Result r = knod("ipsec --xfrm " + d + "/sa.conf -r " + d + "/plain.pcap -w " + d +
+                  "/esp.pcap --dir out");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto esp = records(read_file(d + "/esp.pcap"));
+  ASSERT_EQ(esp.size(), 2u);
+  // Ethertype 0x0800, version nibble 6: an IPv6 header (payload 26 bytes, next header UDP).
+  std::string odd = frame(80, a, b);
+  odd[14] = 0x60, odd[18] = 0, odd[19] = 26, odd[20] = 17;
+  write_file(d + "/in.pcap", pcap_bytes(1, {esp[0].second, odd, esp[1].second}));
+  r = knod("ipsec --xfrm " + d + "/sa.conf -r " + d + "/in.pcap -w " + d +
+           "/out.pcap --dir in --stats " + d + "/in.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(read_file(d + "/in.json"));
+  EXPECT_EQ(j["total"]["packets"], 2);
+  EXPECT_EQ(j["total"]["passed"]["not-esp"], 1);
+  const uint64_t esp_bytes = esp[0].second.size() - 14 + esp[1].second.size() - 14;
+  EXPECT_EQ(j["total"]["bytes"], esp_bytes);
+  ASSERT_EQ(j["sas"].size(), 1u);
+  EXPECT_EQ(j["sas"][0]["bytes"], esp_bytes);
+  auto out = records(read_file(d + "/out.pcap"));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].second == frame(80, a, b));
+  EXPECT_TRUE(out[1].second == odd);
+  EXPECT_TRUE(out[2].second == frame(300, a, b));
 }
 
 /// `ipsec --dir in` reassembles IPv4 fragments first (ip_defrag): the datagram goes on at

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "xfrm/parse/tokens.h"
 
 namespace knod::xfrm {
@@ -395,11 +396,7 @@ XfrmConfig parse_text(std::string_view text, std::string_view name) {
 }
 
 XfrmConfig parse_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw Error(fmt::format("xfrm: cannot read '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_text(ss.str(), path);
+  return parse_text(read_file(path, "xfrm config"), path);
 }
 
 const char* cipher_name(Cipher c) {

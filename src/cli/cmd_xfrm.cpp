@@ -337,10 +337,15 @@ KNOD_COMMAND(xfrm) {
   c->prefix_command();
   c->callback([set_action, c] {
     auto words = c->remaining();
+    // `knod xfrm ip xfrm state add ...` as well as `knod xfrm state add ...`.
+    if (words.size() >= 2 && words[0] == "ip" && words[1] == "xfrm")
+      words.erase(words.begin(), words.begin() + 2);
     set_action([words] {
       XfrmConfig cfg;
       if (words.size() == 2 && words[0] == "-f")
         cfg = parse_file(words[1]);
+      else if (words.size() == 1 && words[0].find(' ') != std::string::npos)
+        parse_line(words[0], cfg);  // the whole line quoted as one argument
       else if (words.empty())
         throw knod::Error("xfrm: expected `state add ...`, `policy add ...` or `-f FILE`");
       else

@@ -19,7 +19,18 @@ void install(const XfrmConfig& cfg, Sad& sad, Spd& spd) {
       throw;
     }
   }
-  for (const Policy& p : cfg.policies) spd.add(p);
+  for (size_t i = 0; i < cfg.policies.size(); ++i) {
+    try {
+      if (i < cfg.policy_update.size() && cfg.policy_update[i])
+        spd.update(cfg.policies[i]);
+      else
+        spd.add(cfg.policies[i]);
+    } catch (const Error& e) {
+      if (i < cfg.policy_where.size() && !cfg.policy_where[i].empty())
+        throw Error(fmt::format("{}: {}", cfg.policy_where[i], e.what()));
+      throw;
+    }
+  }
 }
 
 }  // namespace knod::xfrm

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/error.h"
 #include "xfrm/ip.h"
 #include "xfrm/ip6_ext.h"
 
@@ -47,9 +48,30 @@ bool tmpl_match(const Tmpl& t, const SaConfig& sa) {
   return sa.mode != Mode::kTunnel || !t.src.family || t.src == sa.src;
 }
 
+namespace {
+bool same_selector(const Selector& a, const Selector& b) {
+  return a.src.addr == b.src.addr && a.src.plen == b.src.plen && a.dst.addr == b.dst.addr &&
+         a.dst.plen == b.dst.plen && a.proto == b.proto && a.sport == b.sport && a.dport == b.dport;
+}
+}  // namespace
+
 void Spd::add(const Policy& p) {
+  for (const Policy& q : pols_)
+    if (q.dir == p.dir && same_selector(q.sel, p.sel))
+      throw Error(
+          "xfrm: policy add: File exists (a policy with this selector and dir is "
+          "installed; `policy update` replaces it)");
   pols_.push_back(p);
   ++count_[uint8_t(p.dir)];
+}
+
+void Spd::update(const Policy& p) {
+  for (Policy& q : pols_)
+    if (q.dir == p.dir && same_selector(q.sel, p.sel)) {
+      q = p;
+      return;
+    }
+  add(p);
 }
 
 const Policy* Spd::lookup(Dir dir, const FlowKey& k) const {

@@ -52,7 +52,11 @@ bool tmpl_match(const Tmpl& t, const SaConfig& sa);
 
 class Spd {
  public:
+  /// `ip xfrm policy add`. Throws knod::Error "... File exists" when a policy of the same
+  /// dir and selector is installed (the kernel: EEXIST, xfrm_policy_insert with excl).
   void add(const Policy& p);
+  /// `ip xfrm policy update`: replaces the policy of the same dir and selector, else adds.
+  void update(const Policy& p);
   /// Best (lowest priority value, then first added) policy of `dir` matching `k`; or nullptr.
   const Policy* lookup(Dir dir, const FlowKey& k) const;
   uint32_t size() const { return uint32_t(pols_.size()); }

@@ -152,6 +152,44 @@ TEST(XfrmCli, DuplicateStateAddIsFileExists) {
   EXPECT_NE(r.err.find("No such process"), std::string::npos) << r.err;
 }
 
+// `policy add` of a selector and dir already installed is EEXIST in the kernel
+// (xfrm_policy_insert, excl); `policy update` replaces it.
+TEST(XfrmCli, DuplicatePolicyAddIsFileExists) {
+  std::string d = temp_dir();
+  const std::string pol = "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out ";
+  write_file(d + "/dup.conf", pol + "priority 5\n" + pol + "priority 9\n");
+  Result r = knod("xfrm -f " + d + "/dup.conf");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err_lines(), std::vector<std::string>{
+                               "knod: " + d +
+                               "/dup.conf:2: xfrm: policy add: File exists (a policy with this "
+                               "selector and dir is installed; `policy update` replaces it)"});
+  // Another dir, another selector, or `policy update`: accepted (Spd.UpdateReplaces).
+  write_file(d + "/ok.conf", pol + "\n" +
+                                 "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir fwd\n" +
+                                 "ip xfrm policy add src 10.1.0.0/16 dst 10.3.0.0/16 dir out\n" +
+                                 "ip xfrm policy update src 10.1.0.0/16 dst 10.2.0.0/16 dir out "
+                                 "priority 7\n");
+  r = knod("xfrm -f " + d + "/ok.conf");
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+// The line on the command line with or without its `ip xfrm`, or quoted as one argument.
+TEST(XfrmCli, CommandLineTakesTheIpXfrmLine) {
+  const std::string sa =
+      "state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x10 mode tunnel aead "
+      "'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128";
+  const std::string want =
+      "state src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x00000010 reqid 0 mode tunnel "
+      "replay-window 0 aead rfc4106(gcm(aes)) (128 bits) icv 128\n";
+  for (const std::string& args :
+       {"xfrm " + sa, "xfrm ip xfrm " + sa, "xfrm \"ip xfrm " + sa + "\""}) {
+    Result r = knod(args);
+    EXPECT_EQ(r.rc, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.out, want) << args;
+  }
+}
+
 TEST(XfrmBenchCli, InstallsWithTheKernelRules) {
   // The same file `xfrm -f` refuses is refused by `bench --xfrm`; an updated SA is measured
   // once (its `state add`).

@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "util.h"
+#include "xfrm/install.h"
 
 namespace knod::xfrm {
 namespace {
@@ -157,6 +158,46 @@ TEST(XfrmParse, UnsupportedWordsNamed) {
   expect_error(
       std::string("\xd4\xc3\xb2\xa1 \x02") + std::string(100, 'a'),
       "got '\\xd4\\xc3\\xb2\\xa1 \\x02aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'");
+}
+
+// What iproute2 itself refuses before the kernel sees it (ip/xfrm_state.c duparg, the address
+// family check of ip/xfrm_policy.c), and a NUL byte, which used to end the line silently.
+TEST(XfrmParse, RefusedAsIproute2Does) {
+  std::string base = "ip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto esp spi 1 ";
+  std::string gcm = " aead 'rfc4106(gcm(aes))' 0x" + std::string(40, '1') + " 128";
+  std::string cbc = " enc 'cbc(aes)' 0x" + std::string(32, '1');
+  std::string sha = " auth-trunc 'hmac(sha256)' 0x" + std::string(64, '1') + " 128";
+  const std::string dup = "xfrm: duplicate \"ALGO-TYPE\": ";
+  expect_error(base + gcm + gcm, dup + "\"aead\" is the second value");
+  expect_error(base + cbc + sha + cbc, dup + "\"enc\" is the second value");
+  expect_error(base + cbc + sha + sha, dup + "\"auth-trunc\" is the second value");
+  const std::string fam =
+      "the same address family is required between values after \"src\" and \"dst\"";
+  expect_error("ip xfrm policy add src 10.0.0.0/8 dst fd00::/64 dir out", fam);
+  expect_error(
+      "ip xfrm policy add src 10.0.0.0/8 dst 10.1.0.0/16 dir out tmpl src 192.0.2.1 dst "
+      "2001:db8::2 "
+      "proto esp mode tunnel",
+      fam);
+  expect_error(base + "sel src 10.0.0.1 dst fd00::1" + gcm, fam);
+  expect_error(base + std::string("mode tun") + '\0' + "nel" + gcm,
+               "a NUL byte in 'ip xfrm state add");
+}
+
+TEST(Spd, AddOfAnInstalledSelectorFailsAndUpdateReplaces) {
+  XfrmConfig c = parse_text(
+      "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out priority 5\n"
+      "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir in priority 5\n"
+      "ip xfrm policy update src 10.1.0.0/16 dst 10.2.0.0/16 dir out priority 7\n");
+  Sad sad;
+  Spd spd;
+  install(c, sad, spd);
+  EXPECT_EQ(spd.size(), 2u);
+  FlowKey k{parse_addr("10.1.0.1"), parse_addr("10.2.0.1"), 17, 1, 2};
+  ASSERT_NE(spd.lookup(Dir::kOut, k), nullptr);
+  EXPECT_EQ(spd.lookup(Dir::kOut, k)->priority, 7u);
+  EXPECT_EQ(spd.lookup(Dir::kIn, k)->priority, 5u);
+  EXPECT_THROW(spd.add(c.policies[1]), Error);
 }
 
 TEST(XfrmParse, PolicyAndFile) {

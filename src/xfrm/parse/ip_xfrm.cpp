@@ -166,6 +166,13 @@ bool selector_word(Cursor& cur, Selector& s) {
   return true;
 }
 
+/// iproute2's check on a selector's or template's two addresses (ip/xfrm_policy.c).
+void check_families(const Addr& src, const Addr& dst) {
+  if (src.family && dst.family && src.family != dst.family)
+    throw Error(
+        "xfrm: the same address family is required between values after \"src\" and \"dst\"");
+}
+
 SaConfig parse_state(Cursor& cur) {
   SaConfig c;
   bool have_enc = false, have_auth = false, have_aead = false, have_spi = false;
@@ -236,6 +243,9 @@ SaConfig parse_state(Cursor& cur) {
         c.limits.packet_hard = v;
       else
         throw Error(fmt::format("xfrm: unsupported limit '{}'", k));
+    } else if ((w == "aead" && have_aead) || (w == "enc" && have_enc) ||
+               ((w == "auth" || w == "auth-trunc") && have_auth)) {
+      throw Error(fmt::format("xfrm: duplicate \"ALGO-TYPE\": \"{}\" is the second value", w));
     } else if (w == "aead") {
       std::string name = cur.next("aead");
       auto key = parse_key(cur.next("aead"));
@@ -255,6 +265,7 @@ SaConfig parse_state(Cursor& cur) {
       throw Error(fmt::format("xfrm: unsupported state word '{}'", w));
     }
   }
+  check_families(c.sel.src.addr, c.sel.dst.addr);
   if (!c.src.family || !c.dst.family) throw Error("xfrm: state needs src and dst");
   if (c.src.family != c.dst.family) throw Error("xfrm: state src and dst of different families");
   if (!have_spi) throw Error("xfrm: state needs spi");
@@ -327,6 +338,8 @@ Policy parse_policy(Cursor& cur) {
     }
   }
   if (!have_dir) throw Error("xfrm: policy needs dir");
+  check_families(p.sel.src.addr, p.sel.dst.addr);
+  check_families(p.tmpl.src, p.tmpl.dst);
   return p;
 }
 
@@ -344,6 +357,8 @@ std::string quoted(std::string_view line) {
 }  // namespace
 
 void parse_line(std::string_view line, XfrmConfig& out) {
+  if (line.find('\0') != std::string_view::npos)
+    throw Error(fmt::format("xfrm: a NUL byte in '{}'", quoted(line)));
   Words w = split_words(line);
   Cursor cur{w};
   if (cur.done()) return;
@@ -358,9 +373,11 @@ void parse_line(std::string_view line, XfrmConfig& out) {
     out.states.push_back(parse_state(cur));
     out.state_update.resize(out.states.size() - 1);
     out.state_update.push_back(verb == "update");
-  } else if (obj == "policy")
+  } else if (obj == "policy") {
     out.policies.push_back(parse_policy(cur));
-  else
+    out.policy_update.resize(out.policies.size() - 1);
+    out.policy_update.push_back(verb == "update");
+  } else
     throw Error(fmt::format("xfrm: unsupported object '{}'", obj));
 }
 
@@ -379,11 +396,15 @@ XfrmConfig parse_text(std::string_view text, std::string_view name) {
     }
     acc += line;
     try {
-      size_t before = out.states.size();
+      const size_t before = out.states.size(), pols = out.policies.size();
       parse_line(acc, out);
       if (out.states.size() > before) {
         out.state_where.resize(before);
         out.state_where.push_back(fmt::format("{}:{}", name, first));
+      }
+      if (out.policies.size() > pols) {
+        out.policy_where.resize(pols);
+        out.policy_where.push_back(fmt::format("{}:{}", name, first));
       }
     } catch (const Error& e) {
       throw Error(fmt::format("{}:{}: {}", name, first, e.what()));

@@ -20,6 +20,9 @@ struct XfrmConfig {
   std::vector<uint8_t> state_update;
   /// state_where[i]: "FILE:LINE" of states[i] when parse_text read it; may be shorter.
   std::vector<std::string> state_where;
+  /// The same for policies: `ip xfrm policy update` (else `policy add`), and where.
+  std::vector<uint8_t> policy_update;
+  std::vector<std::string> policy_where;
 };
 
 /// Parses one line into `out` (appends a state or a policy; blank/comment lines add nothing).

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "cli/asm_file.h"
 #include "cli/command.h"
 #include "isa/asm.h"
 
@@ -20,7 +21,7 @@ KNOD_COMMAND(asm) {
   c->add_option("-o,--output", *out, "Output file: 8 bytes per instruction slot")->required();
   c->callback([set_action, in, out] {
     set_action([in, out] {
-      knod::InsnVec prog = knod::isa::assemble(knod::read_file(*in, "assembly file"));
+      knod::InsnVec prog = knod::cli::assemble_file(*in, knod::read_file(*in, "assembly file"));
       knod::write_file(*out, prog.data(), prog.size() * sizeof(knod::Insn));
       return 0;
     });
@@ -33,12 +34,8 @@ KNOD_COMMAND(disasm) {
   c->add_option("input", *in, "Raw instruction file (8 bytes per slot, little-endian)")->required();
   c->callback([set_action, in] {
     set_action([in] {
-      std::string bytes = knod::read_file(*in, "raw instruction file");
-      if (bytes.size() % sizeof(knod::Insn) != 0)
-        throw knod::Error(fmt::format("{}: {} bytes is not a whole number of 8-byte instructions",
-                                      *in, bytes.size()));
-      knod::InsnVec prog(bytes.size() / sizeof(knod::Insn));
-      std::memcpy(prog.data(), bytes.data(), bytes.size());
+      const knod::InsnVec prog =
+          knod::cli::raw_slots(*in, knod::read_file(*in, "raw instruction file"));
       fmt::print("{}", knod::isa::disassemble(prog));
       return 0;
     });

@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "cli/asm_file.h"
 #include "cli/command.h"
 #include "device/amdgpu/code_object.h"
 #include "device/cuda/ptx.h"
@@ -34,12 +35,6 @@ struct JitArgs {
   bool assembly = false, emit_llvm = false, stats = false, no_runtime = false, slot_loop = false;
   int opt = 2;
 };
-
-/// Raw slots always hold a NUL byte (a program ends with `exit`, 0x95 and seven zero bytes);
-/// assembly text never does (a form feed or other control character in it stays text).
-bool looks_binary(const std::string& s) {
-  return s.find('\0') != std::string::npos;
-}
 
 bool is_gpu_target(const std::string& t) {
   return t.rfind("sm_", 0) == 0 || t.rfind("gfx", 0) == 0;
@@ -110,13 +105,10 @@ int run_jit(const JitArgs& a) {
     insns = rt.program().insns;
     eo.ctx = knod::jit::CtxKind::kXdp;
     eo.maps = knod::jit::describe_maps(rt.env(), /*inline_arrays=*/true);  // as knod run does
-  } else if (looks_binary(bytes)) {
-    if (bytes.size() % sizeof(knod::Insn) != 0)
-      throw knod::Error(a.file + ": not a whole number of 8-byte instructions");
-    insns.resize(bytes.size() / sizeof(knod::Insn));
-    std::memcpy(insns.data(), bytes.data(), bytes.size());
+  } else if (knod::cli::looks_binary(bytes)) {
+    insns = knod::cli::raw_slots(a.file, bytes);
   } else {
-    insns = knod::isa::assemble(bytes);
+    insns = knod::cli::assemble_file(a.file, bytes);
   }
   // The load-time checks knod run makes (vm::prepare does them for ELF programs): a program
   // that falls off its end, jumps out of range or writes r10 is refused, not compiled.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -309,6 +310,36 @@ TEST(Jit, AssemblyWithAControlCharacterIsText) {
   Result r = knod("jit " + dir + "/p.s");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("ret i64 2"), std::string::npos) << r.out;
+}
+
+// Program files given wrongly: each one line that names the file, no binary bytes echoed,
+// no exit 0 with an empty output.
+TEST(AsmFiles, BadProgramFilesAreNamed) {
+  const std::string d = temp_dir();
+  const std::string obj = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
+  write_file(d + "/empty.s", "# nothing\n");
+  const std::string junk = "bogus" + std::string(300, 'a');  // echoed at most 160 characters
+  write_file(d + "/bad.s", "mov %r0, 1\n" + junk + " %r1\nexit\n");
+  write_file(d + "/ff.bin", std::string(8, '\xff'));
+  write_file(d + "/odd.bin", std::string(12, '\0'));
+  const std::pair<std::string, std::string> cases[] = {
+      {"asm " + d + "/empty.s -o " + d + "/o", d + "/empty.s: no instructions"},
+      {"asm " + d + "/bad.s -o " + d + "/o",
+       d + "/bad.s: " + ("line 2: invalid mnemonic '" + junk).substr(0, 160) + "..."},
+      {"asm " + d + "/ff.bin -o " + d + "/o", d + "/ff.bin: binary data, not assembly text"},
+      {"disasm " + obj, obj + ": an ELF object, not raw instructions (knod prog dump " + obj +
+                            " disassembles its programs)"},
+      {"disasm " + d + "/odd.bin",
+       d + "/odd.bin: 12 bytes is not a whole number of 8-byte instructions"},
+      {"jit " + d + "/empty.s", d + "/empty.s: no instructions"},
+      {"jit " + d + "/ff.bin", "insn 0: unknown ALU opcode (code 0xff)"},  // raw slots
+  };
+  for (const auto& [args, want] : cases) {
+    Result r = knod(args);
+    EXPECT_EQ(r.rc, 1) << args;
+    EXPECT_EQ(r.err_lines(), std::vector<std::string>{"knod: " + want}) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(d + "/o"));
 }
 
 TEST(Usage, NoArgumentsListsCommands) {

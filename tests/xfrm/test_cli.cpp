@@ -292,17 +292,22 @@ std::vector<std::pair<uint32_t, std::string>> records(const std::string& pcap) {
   return out;
 }
 
+/// The AES-GCM tunnel SA 192.0.2.1 -> 192.0.2.2 (with `extra` words) and its outbound policy
+/// for 10.1.0.0/16 -> 10.2.0.0/16.
+std::string tunnel_conf(const std::string& extra) {
+  return "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm + extra +
+         "\n"
+         "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 "
+         "dst 192.0.2.2 proto esp reqid 1 mode tunnel\n";
+}
+
 /// Inbound: a frame that is not ESP goes out as captured, even where its IP version nibble
 /// and its ethertype disagree (the output used to take the ethertype from the nibble); the
 /// run's bytes are its SAs' bytes, those of the ESP packets as received (IP header included).
 TEST(XfrmCli, IpsecInboundPassesOthersAsCapturedAndCountsEspBytes) {
   std::string d = temp_dir();
   const uint8_t a[4] = {10, 1, 0, 5}, b[4] = {10, 2, 0, 9};
-  write_file(d + "/sa.conf",
-             "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
-                 "\n"
-                 "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 "
-                 "dst 192.0.2.2 proto esp reqid 1 mode tunnel\n");
+  write_file(d + "/sa.conf", tunnel_conf(""));
   write_file(d + "/plain.pcap", pcap_bytes(1, {frame(80, a, b), frame(300, a, b)}));
   Result r = knod("ipsec --xfrm " + d + "/sa.conf -r " + d + "/plain.pcap -w " + d +
                   "/esp.pcap --dir out");
@@ -385,11 +390,7 @@ TEST(XfrmCli, IpsecInboundReassemblesFragments) {
 TEST(XfrmCli, IpsecWorkersDoNotChangeTheResult) {
   std::string d = temp_dir();
   const uint8_t a[4] = {10, 1, 0, 5}, b[4] = {10, 2, 0, 9};
-  write_file(d + "/sa.conf",
-             "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 " + kGcm +
-                 " replay-window 32\n"
-                 "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 "
-                 "dst 192.0.2.2 proto esp reqid 1 mode tunnel\n");
+  write_file(d + "/sa.conf", tunnel_conf(" replay-window 32"));
   std::vector<std::string> frames;
   for (int i = 0; i < 300; ++i) frames.push_back(frame(200 + (i * 41) % 1200, a, b));
   write_file(d + "/plain.pcap", pcap_bytes(1, frames));

@@ -5,25 +5,16 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "isa/asm.h"
 
 namespace knod::cli {
 namespace {
 
-constexpr size_t kMaxMessage = 160;
+constexpr size_t kMaxMessage = 160;  ///< bytes of an assembler message echoed
 
 bool text_byte(unsigned char c) {
   return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-/// `msg` with bytes outside printable ASCII as \xNN, cut at kMaxMessage characters.
-std::string printable(const std::string& msg) {
-  std::string out;
-  for (unsigned char c : msg) {
-    if (out.size() >= kMaxMessage) return out + "...";
-    out += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : fmt::format("\\x{:02x}", c);
-  }
-  return out;
 }
 
 }  // namespace
@@ -40,16 +31,14 @@ InsnVec assemble_file(const std::string& path, const std::string& text) {
   try {
     prog = isa::assemble(text);
   } catch (const Error& e) {
-    throw Error(path + ": " + printable(e.what()));
+    throw Error(path + ": " + printable(e.what(), kMaxMessage));
   }
   if (prog.empty()) throw Error(path + ": no instructions");
   return prog;
 }
 
 InsnVec raw_slots(const std::string& path, const std::string& bytes) {
-  if (bytes.rfind("\x7f"
-                  "ELF",
-                  0) == 0)
+  if (is_elf(bytes))
     throw Error(path + ": an ELF object, not raw instructions (knod prog dump " + path +
                 " disassembles its programs)");
   if (bytes.size() % sizeof(Insn) != 0)

@@ -2,11 +2,6 @@
 // slots (little-endian struct bpf_insn, 8 bytes each). Syntax: isa/asm.h.
 #include <fmt/core.h>
 
-#include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
-
 #include "base/error.h"
 #include "base/file.h"
 #include "cli/asm_file.h"

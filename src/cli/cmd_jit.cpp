@@ -9,13 +9,11 @@
 #include <llvm/IR/Module.h>
 
 #include <chrono>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/text.h"
 #include "cli/asm_file.h"
 #include "cli/command.h"
 #include "device/amdgpu/code_object.h"
@@ -54,9 +52,7 @@ int write_code(const JitArgs& a, const std::string& code) {
 /// `knod_xdp_batch`, PTX text (sm_XX) or an AMDGPU code object (gfxNNN).
 int run_gpu(const JitArgs& a) {
   std::string bytes = knod::read_file(a.file, "program file");
-  if (bytes.rfind("\x7f"
-                  "ELF",
-                  0) != 0)
+  if (!knod::is_elf(bytes))
     throw knod::Error("jit: GPU targets take an eBPF ELF object, not " + a.file);
   knod::loader::LoadOptions lo;
   lo.ncpus = 1;
@@ -93,9 +89,7 @@ int run_jit(const JitArgs& a) {
   eo.link_runtime = !a.no_runtime;
   eo.slot_loop = a.slot_loop;
   knod::InsnVec insns;
-  if (bytes.rfind("\x7f"
-                  "ELF",
-                  0) == 0) {
+  if (knod::is_elf(bytes)) {
     knod::loader::Object obj = knod::loader::load_object(a.file);
     if (a.prog.empty() && obj.programs.size() != 1)
       throw knod::Error("jit: " + a.file + " has " + std::to_string(obj.programs.size()) +

@@ -4,8 +4,8 @@
 #include <linux/bpf.h>
 
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -57,11 +57,27 @@ std::vector<uint8_t> parse_hex(const std::string& hex) {
 MapPreload read_map_preload(const std::string& path) {
   const std::string text = read_file(path, "map file");
   nlohmann::json j;
+  // JSON lets a name repeat in one object, and nlohmann keeps the last: a map named twice (or
+  // an entry with two "key"s) would drop the first silently. Refused instead.
+  std::vector<std::set<std::string>> names;
+  std::string twice;
+  auto no_repeats = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+    using Ev = nlohmann::json::parse_event_t;
+    if (ev == Ev::object_start) names.emplace_back();
+    if (ev == Ev::object_end && !names.empty()) names.pop_back();
+    if (ev == Ev::key && !names.empty() && !names.back().insert(parsed.get<std::string>()).second &&
+        twice.empty())
+      twice = parsed.get<std::string>();
+    return true;
+  };
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text, no_repeats);
   } catch (const nlohmann::json::exception& e) {  // parse_error; out_of_range: 1e999999
     throw Error(fmt::format("{}: malformed JSON: {}", path, e.what()));
   }
+  if (!twice.empty())
+    throw Error(fmt::format("{}: \"{}\" appears twice in one object (JSON keeps only the last)",
+                            path, twice));
   if (!j.is_object() || !j.contains("maps") || !j["maps"].is_object())
     throw Error(fmt::format("{}: expected {{\"maps\": {{...}}}}", path));
   MapPreload out;
@@ -77,6 +93,10 @@ MapPreload read_map_preload(const std::string& path) {
       MapEntry me;
       try {
         me.key = parse_hex(e["key"].get<std::string>());
+        if (e.contains("prog") && e.contains("value"))
+          throw Error(
+              "has both \"prog\" and \"value\" (PROG_ARRAY entries take \"prog\", other maps "
+              "\"value\")");
         if (e.contains("prog") && e["prog"].is_string()) {
           me.prog = e["prog"].get<std::string>();
         } else if (e.contains("value") && e["value"].is_string()) {

@@ -53,7 +53,13 @@ uint32_t resolve_max_entries(const Builder& b, const MapSpec& s, const LoadOptio
 void create_maps(Builder& b, const LoadOptions& opts, uint32_t ncpus) {
   Object& obj = b.obj;
   for (MapSpec& s : obj.map_specs) s.def.max_entries = resolve_max_entries(b, s, opts, ncpus);
-  for (MapSpec& s : obj.map_specs) obj.maps.push_back(maps::create_map(s.name, s.def, ncpus));
+  for (MapSpec& s : obj.map_specs) {
+    try {
+      obj.maps.push_back(maps::create_map(s.name, s.def, ncpus));
+    } catch (const Error& e) {
+      b.fail(e.what());  // names the object file
+    }
+  }
   std::vector<std::weak_ptr<maps::Map>> weak(obj.maps.begin(), obj.maps.end());
   for (size_t i = 0; i < obj.map_specs.size(); ++i) {
     const MapSpec& s = obj.map_specs[i];

@@ -11,7 +11,8 @@ namespace knod::xfrm {
 namespace {
 
 /// Window pre-check of a full sequence number (RFC 4303 §3.4.3; Linux: seq 0 never valid
-/// without ESN; ESN with replay-window 0 checks nothing).
+/// without ESN; ESN with replay-window 0, which the parser refuses as the kernel does but a
+/// SaConfig built in code can hold, checks nothing).
 Drop window_check(const SaConfig& c, const ReplayState& r, uint64_t seq) {
   if (c.esn() && c.replay_window == 0) return Drop::kOk;
   if (!c.esn() && seq == 0) return Drop::kReplay;

@@ -271,6 +271,21 @@ TEST(BadMapFile, NumberOutOfRangeNamesTheFile) {
                   {p, "malformed JSON", "number overflow"});
 }
 
+// JSON allows a name twice in one object and nlohmann keeps the last: a map named twice lost
+// its first entries silently. A PROG_ARRAY entry with both "prog" and "value" took "prog".
+TEST(BadMapFile, RepeatedNamesAndProgWithValue) {
+  std::string p = temp_dir() + "/m.json";
+  write_file(p, R"({"maps": {"vip_map": [{"key": "00", "value": "00"}], "vip_map": []}})");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
+                  {p, "\"vip_map\" appears twice in one object"});
+  write_file(p, R"({"maps": {"vip_map": [{"key": "00", "key": "01", "value": "00"}]}})");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
+                  {p, "\"key\" appears twice"});
+  write_file(p, R"({"maps": {"vip_map": [{"key": "00", "prog": "xdp_l4lb", "value": "00"}]}})");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
+                  {p, "vip_map[0]", "has both \"prog\" and \"value\""});
+}
+
 // A directory given where a file is read: std::ifstream opens it and reads nothing, which
 // made `--xfrm DIR` run with no SA at all (every packet passed in clear) and the others
 // print a C++ library message without the path.

@@ -215,6 +215,18 @@ TEST(Loader, BtfMapsOfSeveralTypes) {
                                              "outer", "jumps", "ports"}));
 }
 
+// A map type knod lacks fails the load with the object's path, the map and the type.
+TEST(Loader, UnsupportedMapTypeNamesTheObject) {
+  try {
+    load("sockmap.o");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        obj_path("sockmap.o") + ": map 'socks': BPF_MAP_TYPE_SOCKMAP is not supported by knod");
+  }
+}
+
 TEST(Loader, MaxEntriesZeroNeedsASize) {
   try {
     load("zero_max.o");

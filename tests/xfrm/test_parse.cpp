@@ -182,6 +182,11 @@ TEST(XfrmParse, RefusedAsIproute2Does) {
   expect_error(base + "sel src 10.0.0.1 dst fd00::1" + gcm, fam);
   expect_error(base + std::string("mode tun") + '\0' + "nel" + gcm,
                "a NUL byte in 'ip xfrm state add");
+  // xfrm_init_replay: ESN without a replay window is EINVAL (no window given means 0).
+  const std::string esn0 = "flag esn needs replay-window 1 or more";
+  expect_error(base + "flag esn" + gcm, esn0);
+  expect_error(base + "replay-window 0 flag esn" + gcm, esn0);
+  EXPECT_EQ(parse_text(base + "replay-window 1 flag esn" + gcm).states.at(0).replay_window, 1u);
 }
 
 TEST(Spd, AddOfAnInstalledSelectorFailsAndUpdateReplaces) {

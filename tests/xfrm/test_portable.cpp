@@ -133,6 +133,7 @@ std::string random_sa(std::mt19937_64& rng, uint32_t spi, bool& v6) {
   v6 = rng() % 3 == 0;
   bool tunnel = rng() & 1, esn = rng() & 1, natt = !v6 && rng() % 4 == 0;
   uint32_t window = uint32_t(rng() % 4) * 32;
+  if (esn && window == 0) window = 1;  // the kernel refuses ESN without a window
   return fmt::format(
       "ip xfrm state add src {} dst {} proto esp spi 0x{:x} mode {} replay-window {} {} {} {}",
       v6 ? "2001:db8::1" : "192.0.2.1", v6 ? "2001:db8::2" : "192.0.2.2", spi,

@@ -3,11 +3,11 @@
 #include <fmt/core.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/text.h"
 #include "xfrm/parse/tokens.h"
 
 namespace knod::xfrm {
@@ -269,6 +269,9 @@ SaConfig parse_state(Cursor& cur) {
   if (!c.src.family || !c.dst.family) throw Error("xfrm: state needs src and dst");
   if (c.src.family != c.dst.family) throw Error("xfrm: state src and dst of different families");
   if (!have_spi) throw Error("xfrm: state needs spi");
+  // xfrm_init_replay (net/xfrm/xfrm_replay.c): an ESN state without `dir out` needs a window.
+  if ((c.flags & kFlagEsn) && c.replay_window == 0)
+    throw Error("xfrm: flag esn needs replay-window 1 or more (the kernel refuses 0: EINVAL)");
   if (have_aead && (have_enc || have_auth)) throw Error("xfrm: aead cannot combine with enc/auth");
   if (!have_aead && !have_enc) throw Error("xfrm: state needs aead or enc");
   if (have_enc && !have_auth && c.cipher != Cipher::kNull)
@@ -343,15 +346,9 @@ Policy parse_policy(Cursor& cur) {
   return p;
 }
 
-// A line quoted in an error: bytes outside printable ASCII as \xNN, at most 60 of them (a
-// binary file given as the config must not write itself to the terminal).
+// A line quoted in an error: at most 60 characters (base/text.h printable).
 std::string quoted(std::string_view line) {
-  std::string q;
-  for (size_t i = 0; i < line.size() && i < 60; ++i) {
-    const auto c = static_cast<unsigned char>(line[i]);
-    q += c >= 0x20 && c < 0x7f ? std::string(1, char(c)) : fmt::format("\\x{:02x}", c);
-  }
-  return line.size() > 60 ? q + "..." : q;
+  return printable(line, 60);
 }
 
 }  // namespace

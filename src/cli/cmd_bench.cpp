@@ -291,14 +291,23 @@ class HostLoop {
       c.ns1 = std::fmin(c.ns1, run(one_, kUnits, thread_cpu_ns) / kUnits);
       c.nsn = std::fmin(c.nsn, run(all_, kUnits * n_, wall_ns) / (kUnits * n_));
     }
+    // An empty batch, one item per worker: the hand-off alone (publish, join, wait).
+    const double t0 = wall_ns();
+    for (int k = 0; k < kHandoffs; ++k) all_.for_chunks(n_, 1, [](uint32_t, uint32_t, uint32_t) {});
+    handoff_ns_ = std::fmin(handoff_ns_, (wall_ns() - t0) / kHandoffs);
     all_.idle();
   }
   /// Units per ns on N workers over units per ns on one (NaN before the first round): the
   /// dependent chain (`wide` false) or the independent chains.
   double scaling(bool wide) const { return ceiling_[wide].ns1 / ceiling_[wide].nsn; }
+  /// ns one CpuDevice run of an empty batch takes on N workers (the fastest round's mean): the
+  /// fixed cost every jit-N pass pays on top of its packets, mostly cache lines moving
+  /// between the workers' CPUs (docs/PERFORMANCE.md, session 18).
+  double handoff_ns() const { return handoff_ns_; }
 
  private:
   static constexpr uint32_t kUnits = 256;  ///< per worker and round, ~10 us each
+  static constexpr int kHandoffs = 200;    ///< empty runs per round
   struct Ceiling {
     double ns1 = INFINITY, nsn = INFINITY;
   };
@@ -329,6 +338,7 @@ class HostLoop {
   uint32_t n_;
   knod::device::CpuDevice all_;
   Ceiling ceiling_[2];
+  double handoff_ns_ = INFINITY;
   std::atomic<uint64_t> sink_{0};  ///< keeps the loops' results alive
 };
 
@@ -503,8 +513,8 @@ int bench(const BenchArgs& a) {
       if (host)
         fmt::print(
             " (host, same rounds, {} workers: a dependent chain scales {:.2f}, 8 independent "
-            "chains {:.2f})",
-            workers, host->scaling(false), host->scaling(true));
+            "chains {:.2f}; an empty batch takes {:.0f} ns)",
+            workers, host->scaling(false), host->scaling(true), host->handoff_ns());
       fmt::print("\n");
     }
     if (n_kern) fmt::print("geomean knod-jit/kernel: {:.3f}\n", std::exp(log_kern / n_kern));

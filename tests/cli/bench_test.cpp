@@ -70,10 +70,19 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
   for (const std::string host : {"2 workers: a dependent chain scales ", "8 independent chains "}) {
     const size_t at = r.out.find(host);
     ASSERT_NE(at, std::string::npos) << host << "\n" << r.out;
-    const size_t end = r.out.find_first_of(",)", at + host.size());
+    const size_t end = r.out.find_first_of(",;)", at + host.size());
     ASSERT_NE(end, std::string::npos) << r.out;
     EXPECT_TRUE(is_decimal(r.out.substr(at + host.size(), end - at - host.size()))) << r.out;
   }
+  // And the fixed cost of a run on 2 workers: "an empty batch takes N ns".
+  const std::string empty = "; an empty batch takes ";
+  const size_t at = r.out.find(empty);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t ns = r.out.find(" ns)", at);
+  ASSERT_NE(ns, std::string::npos) << r.out;
+  const std::string v = r.out.substr(at + empty.size(), ns - at - empty.size());
+  ASSERT_TRUE(!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) << r.out;
+  EXPECT_GT(std::stoul(v), 0u) << r.out;
   if (kernel) {
     const std::string prefix = "geomean knod-jit/kernel: ";
     ASSERT_EQ(ls.back().rfind(prefix, 0), 0u) << ls.back();

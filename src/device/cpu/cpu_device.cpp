@@ -179,6 +179,7 @@ struct CpuDevice::Pool {
       const double own_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
       const bool heavy = items == 0 || own_ns / double(items) > kHelpItemNs;
       stall_ns = std::max(kStallNs, claims ? 4 * own_ns / double(claims) : 0.0);
+      if (cpu == 0 && !heavy) return stall_ns;  // run_raw: after closing the job (late_owners)
       for (uint32_t k = 1; k < workers; ++k)
         if (walk_apart || cpu + k < workers)
           help(uint32_t((cpu + k) % workers), heavy, least, most, cpu);
@@ -215,6 +216,23 @@ struct CpuDevice::Pool {
     }
   }
 
+  /// The caller, the job closed with fewer threads joined than there are: runs the slices
+  /// whose owners have not started on them (a thread that did not join never will). Slices of
+  /// light items, which claim() left to run_raw so that the caller reads no range while its
+  /// owner claims from it; help() already ran them for heavy items.
+  void late_owners() {
+    const uint64_t most = job_chunk, least = std::min(most, kMinClaim);
+    for (uint32_t w = 1; w < workers; ++w) {
+      uint64_t r = slices[w].range.load(std::memory_order_relaxed);
+      if (r != slices[w].start.load(std::memory_order_relaxed)) continue;
+      try {
+        take_rest(w, r, least, most, 0);
+      } catch (...) {
+        fail();
+      }
+    }
+  }
+
   /// Threads still in the current job.
   uint64_t active() const { return join.load(std::memory_order_acquire) & kActive; }
 
@@ -225,22 +243,28 @@ struct CpuDevice::Pool {
   /// threads left.
   bool watch(double stall_ns) {
     const uint64_t most = job_chunk, least = std::min(most, kMinClaim);
-    auto looked = Clock::now();
-    for (uint32_t w = 1; w < workers; ++w) seen[w] = {slices[w].range.load(), looked};
+    // No look before stall_ns has passed: each look takes the owner's range line, and its next
+    // claim then waits for the line to come back (~0.5 us on this host); an owner that finishes
+    // within stall_ns of the caller is never looked at.
+    const auto begin = Clock::now();
+    auto looked = begin;
+    bool first = true;
     bool items_left = true;  // at the last look
     for (uint64_t i = 0; items_left || i < kSpin; ++i) {
       if (!active()) return true;
       cpu_relax();
       if (i % kPollSpin) continue;
       const auto now = Clock::now();
-      if (std::chrono::duration<double, std::nano>(now - looked).count() < kWatchNs) continue;
+      if (std::chrono::duration<double, std::nano>(now - (first ? begin : looked)).count() <
+          (first ? stall_ns : kWatchNs))
+        continue;
       looked = now;
       items_left = false;
       for (uint32_t w = 1; w < workers; ++w) {
         uint64_t r = slices[w].range.load(std::memory_order_relaxed);
         if (uint32_t(r >> 32) >= uint32_t(r)) continue;  // empty
         items_left = true;
-        if (r != seen[w].range) {
+        if (first || r != seen[w].range) {
           seen[w] = {r, now};
         } else if (std::chrono::duration<double, std::nano>(now - seen[w].at).count() > stall_ns) {
           try {
@@ -250,6 +274,7 @@ struct CpuDevice::Pool {
           }
         }
       }
+      first = false;
     }
     return !active();
   }
@@ -362,7 +387,10 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
   }
   const double stall_ns = p.claim(0);
   if (helpers) {
-    if (p.join.fetch_or(Pool::kClosed, std::memory_order_acq_rel) & Pool::kActive) {
+    const uint64_t joined =
+        p.join.fetch_or(Pool::kClosed, std::memory_order_acq_rel) & Pool::kActive;
+    if (joined < p.workers - 1) p.late_owners();
+    if (joined) {
       if (!p.watch(stall_ns)) {
         std::unique_lock lock(p.mu);
         p.caller_sleeps.store(true);  // seq_cst: ordered before the re-check of `join`

@@ -20,6 +20,9 @@ namespace knod::isa {
 ///   - Offsets: decimal in [-32768, 32767] or hex up to 0xffff.
 ///   - `call N` / `call helper N` / `call name#N` (helper), `call local LABEL` (bpf-to-bpf),
 ///     `call %rN` (callx), `call runtime N` (kfunc).
+///   - Load-acquire / store-release (kernel 6.15+; BPF_STX | BPF_ATOMIC, imm BPF_LOAD_ACQ
+///     0x100 / BPF_STORE_REL 0x110): `ldacqw %r0, [%r1+4]` (r0 = *(u32 *)(r1 + 4)) and
+///     `strelw [%r1+4], %r2`; sizes b, h, w, dw.
 ///   - knod extensions: `lddw %rN, map_idx(3)`, `map_idx_value(3)+8`, `map_fd(..)`,
 ///     `map_value(..)+off`, `btf_id(..)`, `func(+N)` set the ld_imm64 pseudo source
 ///     (linux/bpf.h BPF_PSEUDO_*), and `.insn 0xWORD` emits one raw 64-bit slot.

@@ -180,6 +180,7 @@ class Assembler {
       s->dst = reg(ops[0]);
       return emit(*s);
     }
+    if (m.starts_with("ldacq") || m.starts_with("strel")) return acquire_release(m, ops);
     if (m.starts_with("ldx")) return load(m, ops);
     if (m.starts_with("stx")) return store(m, ops, true);
     if (m.starts_with("st")) return store(m, ops, false);
@@ -252,6 +253,25 @@ class Assembler {
     Load l{*size, sign, reg(ops[0])};
     std::tie(l.base, l.off) = mem(ops[1]);
     emit(l);
+  }
+
+  /// `ldacq{b,h,w,dw} %rD, [%rS+off]` (BPF_LOAD_ACQ) and `strel{b,h,w,dw} [%rD+off], %rS`
+  /// (BPF_STORE_REL): BPF_STX | BPF_ATOMIC with imm 0x100 / 0x110.
+  void acquire_release(const std::string& m, const std::vector<std::string>& ops) {
+    const bool load = m.starts_with("ldacq");
+    auto size = size_of(std::string_view(m).substr(5));
+    if (!size) fail("invalid mnemonic '" + m + "'");
+    need(m, ops, 2);
+    Atomic a{*size};
+    a.op = load ? kLoadAcquire : kStoreRelease;
+    if (load) {
+      a.base = reg(ops[0]);  // dst_reg: the register loaded
+      std::tie(a.src, a.off) = mem(ops[1]);
+    } else {
+      std::tie(a.base, a.off) = mem(ops[0]);
+      a.src = reg(ops[1]);
+    }
+    emit(a);
   }
 
   void store(const std::string& m, const std::vector<std::string>& ops, bool use_reg) {

@@ -76,6 +76,11 @@ struct Printer {
                        mem(s.base, s.off), s.use_reg ? r(s.src) : imm(s.imm));
   }
   std::string operator()(const Atomic& a) const {
+    // Load-acquire / store-release (kernel 6.15+), any size: `base` holds dst_reg.
+    if (a.op == kLoadAcquire)
+      return fmt::format("ldacq{} {}, {}", size_suffix(a.size), r(a.base), mem(a.src, a.off));
+    if (a.op == kStoreRelease)
+      return fmt::format("strel{} {}, {}", size_suffix(a.size), mem(a.base, a.off), r(a.src));
     if (a.size != 4 && a.size != 8) return "";
     const char* w = a.size == 4 ? "32" : "";
     if (a.op == BPF_XCHG || a.op == BPF_CMPXCHG)

@@ -25,12 +25,16 @@ static_assert(sizeof(Insn) == 8);
 /// A straight sequence of instruction slots (a program text after linking).
 using InsnVec = std::vector<Insn>;
 
-constexpr int kNumRegs = 11;          ///< r0..r10 (RFC 9669 §2.1); r10 is the read-only frame pointer.
-constexpr int kStackSize = 512;       ///< bytes of stack per frame (kernel MAX_BPF_STACK).
-constexpr int kMaxCallDepth = 8;      ///< bpf-to-bpf frames (kernel MAX_CALL_FRAMES).
-constexpr int kMaxTailCalls = 33;     ///< kernel MAX_TAIL_CALL_CNT.
+constexpr int kNumRegs = 11;      ///< r0..r10 (RFC 9669 §2.1); r10 is the read-only frame pointer.
+constexpr int kStackSize = 512;   ///< bytes of stack per frame (kernel MAX_BPF_STACK).
+constexpr int kMaxCallDepth = 8;  ///< bpf-to-bpf frames (kernel MAX_CALL_FRAMES).
+constexpr int kMaxTailCalls = 33;  ///< kernel MAX_TAIL_CALL_CNT.
 
-inline uint8_t insn_class(const Insn& i) { return BPF_CLASS(i.code); }
-inline bool is_lddw(const Insn& i) { return i.code == (BPF_LD | BPF_IMM | BPF_DW); }
+inline uint8_t insn_class(const Insn& i) {
+  return BPF_CLASS(i.code);
+}
+inline bool is_lddw(const Insn& i) {
+  return i.code == (BPF_LD | BPF_IMM | BPF_DW);
+}
 
 }  // namespace knod

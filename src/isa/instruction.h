@@ -59,6 +59,8 @@ struct Store {
 
 /// BPF_STX|BPF_ATOMIC (RFC 9669 §5.3): `op` is the imm field (BPF_ADD.. | BPF_FETCH,
 /// BPF_XCHG, BPF_CMPXCHG; kernel 6.15+ also BPF_LOAD_ACQ 0x100 / BPF_STORE_REL 0x110).
+inline constexpr int32_t kLoadAcquire = 0x100;   ///< BPF_LOAD_ACQ: dst_reg = *(src_reg + off)
+inline constexpr int32_t kStoreRelease = 0x110;  ///< BPF_STORE_REL: *(dst_reg + off) = src_reg
 struct Atomic {
   uint8_t size = 8;
   uint8_t base = 0;  ///< dst_reg: the memory operand

@@ -45,6 +45,12 @@ const Encoding kEncodings[] = {
     {"lock fetch xor32 [%r1+4], %r2", 0x000000a1'0004'21'c3},
     {"lock xchg [%r10-8], %r1", 0x000000e1'fff8'1a'db},
     {"lock cmpxchg32 [%r10-8], %r1", 0x000000f1'fff8'1a'c3},
+    // Load-acquire / store-release (kernel 6.15+, include/uapi/linux/bpf.h BPF_LOAD_ACQ 0x100,
+    // BPF_STORE_REL 0x110): dst = *(src + off); *(dst + off) = src.
+    {"ldacqw %r0, [%r1+4]", 0x00000100'0004'10'c3},
+    {"ldacqb %r3, [%r10-1]", 0x00000100'ffff'a3'd3},
+    {"streldw [%r1-8], %r2", 0x00000110'fff8'21'db},
+    {"strelh [%r1], %r2", 0x00000110'0000'21'cb},
     {"ja +3", 0x00000000'0003'00'05},
     {"ja32 -1", 0xffffffff'0000'00'06},
     {"jeq %r1, 2, +3", 0x00000002'0003'01'15},
@@ -62,6 +68,17 @@ TEST(Assembler, EncodesPerRfc) {
     ASSERT_EQ(p.size(), 1u) << e.text;
     EXPECT_EQ(insn_word(p[0]), e.word) << e.text;
   }
+}
+
+// The disassembler writes what the assembler reads, for these too (they were `.insn` words).
+TEST(Disassembler, LoadAcquireAndStoreReleaseRoundTrip) {
+  for (const char* text : {"ldacqw %r0, [%r1+4]", "ldacqb %r3, [%r10-1]", "streldw [%r1-8], %r2",
+                           "strelh [%r1], %r2"}) {
+    InsnVec p = assemble(text);
+    EXPECT_EQ(disassemble(p), std::string(text) + "\n");
+  }
+  EXPECT_THROW(assemble("ldacqq %r0, [%r1]"), Error);
+  EXPECT_THROW(assemble("strelw %r1, [%r2]"), Error);
 }
 
 TEST(Assembler, Lddw) {

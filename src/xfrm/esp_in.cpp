@@ -10,11 +10,12 @@
 namespace knod::xfrm {
 namespace {
 
-/// Window pre-check of a full sequence number (RFC 4303 §3.4.3; Linux: seq 0 never valid
-/// without ESN; ESN with replay-window 0, which the parser refuses as the kernel does but a
-/// SaConfig built in code can hold, checks nothing).
+/// Window pre-check of a full sequence number (RFC 4303 §3.4.3), as Linux's
+/// xfrm_replay_check_legacy/_bmp/_esn: replay-window 0 checks nothing (every number passes,
+/// 0 and repeats included; the parser refuses it with ESN, as xfrm_init_replay does); otherwise
+/// seq 0 is never valid without ESN.
 Drop window_check(const SaConfig& c, const ReplayState& r, uint64_t seq) {
-  if (c.esn() && c.replay_window == 0) return Drop::kOk;
+  if (c.replay_window == 0) return Drop::kOk;
   if (!c.esn() && seq == 0) return Drop::kReplay;
   switch (replay_check(r, seq)) {
     case ReplayCheck::kOk:
@@ -124,11 +125,10 @@ Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const Pk
   bool soft;
   if (!lifetime_admit(sa, sa.stats.c.packets, sa.stats.c.bytes, soft)) return Drop::kLimit;
   if (!op.ok) return Drop::kIntegrity;
-  if (c.esn() && c.replay_window == 0) {
-    if (st.seq > sa.replay.top) sa.replay.top = st.seq;  // only feeds ESN inference
-  } else {
+  if (c.replay_window != 0)
     replay_advance(sa.replay, st.seq);
-  }
+  else if (c.esn() && st.seq > sa.replay.top)  // no window (xfrm_replay_advance returns), but
+    sa.replay.top = st.seq;                    // ESN inference still needs the top
   uint32_t clen = uint32_t(op.icv - op.data);
   uint8_t* data = op.data;
   uint8_t padlen = data[clen - 1 - 1], nh = data[clen - 1];

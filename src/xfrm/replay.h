@@ -31,7 +31,7 @@ inline void replay_init(ReplayState& r, uint32_t window, uint64_t top = 0) {
 }
 
 /// Checks `seq` (full 64-bit) against the window without changing it (RFC 4303 §3.4.3).
-/// window 0: only seq > top passes (Linux legacy replay with replay-window 0).
+/// Needs window >= 1: with replay-window 0 ESP input checks nothing (esp_in.cpp window_check).
 inline ReplayCheck replay_check(const ReplayState& r, uint64_t seq) {
   if (seq > r.top) return ReplayCheck::kOk;
   uint64_t diff = r.top - seq;

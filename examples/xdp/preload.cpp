@@ -8,13 +8,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 
 namespace knod::examples {
 
 std::vector<uint8_t> parse_hex(const std::string& s) {
   std::vector<uint8_t> out;
   int hi = -1;
-  for (char c : s) {
+  std::string_view digits = s;  // an optional 0x, as knod's map files (src/io/map_json.cpp)
+  if (digits.starts_with("0x") || digits.starts_with("0X")) digits.remove_prefix(2);
+  for (char c : digits) {
     if (std::isspace(static_cast<unsigned char>(c)) || c == ':') continue;
     if (!std::isxdigit(static_cast<unsigned char>(c)))
       throw std::runtime_error("bad hex digit '" + std::string(1, c) + "' in \"" + s + "\"");

@@ -442,14 +442,17 @@ int bench(const BenchArgs& a) {
                "knod: --reset: the kernel accumulates across repeats, knod does not; "
                "the kernel/knod ratio compares different work\n");
   std::vector<Case> cs = cases(a);
+  // One space before every column, so that a cell wider than its column (ns in the millions)
+  // never runs into the next.
+  constexpr auto kRow =
+      "{:<24} {:>5} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}\n";
   fmt::print("repeat {} (best of {} rounds), knod batch >= {} packets, {} worker{} for jit-N, {}\n",
              a.repeat, a.rounds, a.min_batch, workers, workers == 1 ? "" : "s",
              a.reset ? "packets reset before each repeat" : "changes accumulate across repeats");
-  fmt::print("{:<24}{:>6}{:>10}{:>9}{:>9}{:>9}{:>8}{:>8}{:>8}{:>8}{:>9}{:>9}{:>9}\n", "program",
-             "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1", "Mpps-N", "Mpps-k",
-             "jit/kern", "jit/int", "N/1");
-  fmt::print("{:<24}{:>6}{:>10}{:>9}{:>9}{:>9}{:>8}{:>8}{:>8}{:>8}{:>9}{:>9}{:>9}\n", "", "",
-             "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup", "scaling");
+  fmt::print(kRow, "program", "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1",
+             "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1");
+  fmt::print(kRow, "", "", "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup",
+             "scaling");
   double log_kern = 0, log_int = 0, log_scale = 0, max_compile = 0, max_compile_cpu = 0;
   int n_kern = 0, n_int = 0, n_scale = 0;
   // Every row's columns (the kernel's too) exist at once and take turns round by round, rows
@@ -495,11 +498,11 @@ int bench(const BenchArgs& a) {
     if (!std::isnan(jk)) log_kern += std::log(jk), ++n_kern;
     if (!std::isnan(ji)) log_int += std::log(ji), ++n_int;
     if (!std::isnan(sc)) log_scale += std::log(sc), ++n_scale;
-    fmt::print("{:<24}{:>6}{:>10}{:>9}{:>9}{:>9}{:>8}{:>8}{:>8}{:>8}{:>9}{:>9}{:>9}\n", c.label,
-               std::max({ri.packets, r1.packets, rk.packets}), cell(ri.ns), cell(r1.ns),
-               cell(rn.ns), cell(rk.ns), cell(mpps(ri.ns), "{:.2f}"), cell(mpps(r1.ns), "{:.2f}"),
-               cell(mpps(rn.ns), "{:.2f}"), cell(mpps(rk.ns), "{:.2f}"), cell(jk, "{:.2f}x"),
-               cell(ji, "{:.1f}x"), cell(sc, "{:.2f}x"));
+    fmt::print(kRow, c.label, std::max({ri.packets, r1.packets, rk.packets}), cell(ri.ns),
+               cell(r1.ns), cell(rn.ns), cell(rk.ns), cell(mpps(ri.ns), "{:.2f}"),
+               cell(mpps(r1.ns), "{:.2f}"), cell(mpps(rn.ns), "{:.2f}"),
+               cell(mpps(rk.ns), "{:.2f}"), cell(jk, "{:.2f}x"), cell(ji, "{:.1f}x"),
+               cell(sc, "{:.2f}x"));
     std::fflush(stdout);
   }
   if (cpu)

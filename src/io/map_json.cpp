@@ -3,12 +3,14 @@
 #include <fmt/core.h>
 #include <linux/bpf.h>
 
+#include <cctype>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/text.h"
 
 namespace knod::io {
 namespace {
@@ -43,8 +45,10 @@ std::vector<uint8_t> parse_hex(const std::string& hex) {
   std::string_view s = hex;
   if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
   for (char c : s) {
-    if (c == ' ' || c == ':' || c == '\t') continue;
-    if (hex_digit(c) < 0) throw Error(fmt::format("bad hex digit '{}' in \"{}\"", c, hex));
+    if (std::isspace(static_cast<unsigned char>(c)) || c == ':') continue;
+    if (hex_digit(c) < 0)
+      throw Error(
+          fmt::format("bad hex digit '{}' in \"{}\"", printable({&c, 1}, 1), printable(hex, 80)));
     digits.push_back(c);
   }
   if (digits.size() % 2) throw Error(fmt::format("odd number of hex digits in \"{}\"", hex));

@@ -286,6 +286,25 @@ TEST(BadMapFile, RepeatedNamesAndProgWithValue) {
                   {p, "vip_map[0]", "has both \"prog\" and \"value\""});
 }
 
+// Hex strings in a map file: whitespace of every kind between digits is ignored, as
+// examples/xdp/README.md says (a newline used to be "bad hex digit ' '"), and a byte that is no
+// digit is shown escaped (a NUL used to end the message).
+TEST(BadMapFile, HexWhitespaceAndUnprintableDigits) {
+  std::string p = temp_dir() + "/m.json";
+  write_file(p,
+             "{\"maps\": {\"vip_map\": [{\"key\": \"0a000002\\n00500600\", "
+             "\"value\": \"0x01000000\\r\\n\\f00000000\"}]}}");
+  Result r = knod("map dump " + kL4lb + " -m vip_map --map-load " + p);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("0a 00 00 02 00 50 06 00"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("01 00 00 00 00 00 00 00"), std::string::npos) << r.out;
+  write_file(p,
+             "{\"maps\": {\"vip_map\": [{\"key\": \"0a00000200500600\\u0000\", "
+             "\"value\": \"0100000000000000\"}]}}");
+  expect_one_line(knod("map dump " + kL4lb + " --map-load " + p), 1,
+                  {p, "vip_map[0]", "bad hex digit '\\x00' in \"0a00000200500600\\x00\""});
+}
+
 // A directory given where a file is read: std::ifstream opens it and reads nothing, which
 // made `--xfrm DIR` run with no SA at all (every packet passed in clear) and the others
 // print a C++ library message without the path.

@@ -3,35 +3,14 @@
 
 #include <bpf/bpf.h>
 
-#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <string_view>
+
+#include "io/map_json.h"  // parse_hex: the one hex grammar of map files
 
 namespace knod::examples {
-
-std::vector<uint8_t> parse_hex(const std::string& s) {
-  std::vector<uint8_t> out;
-  int hi = -1;
-  std::string_view digits = s;  // an optional 0x, as knod's map files (src/io/map_json.cpp)
-  if (digits.starts_with("0x") || digits.starts_with("0X")) digits.remove_prefix(2);
-  for (char c : digits) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == ':') continue;
-    if (!std::isxdigit(static_cast<unsigned char>(c)))
-      throw std::runtime_error("bad hex digit '" + std::string(1, c) + "' in \"" + s + "\"");
-    int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10;
-    if (hi < 0) {
-      hi = v;
-    } else {
-      out.push_back(uint8_t(hi << 4 | v));
-      hi = -1;
-    }
-  }
-  if (hi >= 0) throw std::runtime_error("odd number of hex digits in \"" + s + "\"");
-  return out;
-}
 
 static bool is_percpu(bpf_map_type t) {
   return t == BPF_MAP_TYPE_PERCPU_ARRAY || t == BPF_MAP_TYPE_PERCPU_HASH ||
@@ -51,7 +30,7 @@ int preload_maps(bpf_object* obj, const std::string& json_path, uint32_t devmap_
     int i = 0;
     for (const auto& e : entries) {
       std::string where = json_path + ": " + name + "[" + std::to_string(i++) + "]";
-      std::vector<uint8_t> key = parse_hex(e.at("key").get<std::string>());
+      std::vector<uint8_t> key = io::parse_hex(e.at("key").get<std::string>());
       std::vector<uint8_t> value;
       if (e.contains("prog")) {
         std::string prog = e.at("prog").get<std::string>();
@@ -61,7 +40,7 @@ int preload_maps(bpf_object* obj, const std::string& json_path, uint32_t devmap_
         value.resize(4);
         std::memcpy(value.data(), &fd, 4);
       } else {
-        value = parse_hex(e.at("value").get<std::string>());
+        value = io::parse_hex(e.at("value").get<std::string>());
       }
       if (key.size() != ksize || value.size() != vsize)
         throw std::runtime_error(where + ": key/value are " + std::to_string(key.size()) + "/" +

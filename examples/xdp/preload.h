@@ -10,10 +10,6 @@
 
 namespace knod::examples {
 
-/// Hex string -> bytes; whitespace and ':' are ignored. Throws std::runtime_error on odd
-/// length or a non-hex digit.
-std::vector<uint8_t> parse_hex(const std::string& s);
-
 /// Writes every entry of `json_path` into the object's maps with bpf_map_update_elem.
 /// Per-CPU maps get the one value on every possible CPU; PROG_ARRAY entries name a program
 /// ("prog"); DEVMAP/DEVMAP_HASH values are replaced by `devmap_ifindex` when it is non-zero

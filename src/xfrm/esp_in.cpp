@@ -11,9 +11,9 @@ namespace knod::xfrm {
 namespace {
 
 /// Window pre-check of a full sequence number (RFC 4303 §3.4.3), as Linux's
-/// xfrm_replay_check_legacy/_bmp/_esn: replay-window 0 checks nothing (every number passes,
-/// 0 and repeats included; the parser refuses it with ESN, as xfrm_init_replay does); otherwise
-/// seq 0 is never valid without ESN.
+/// xfrm_replay_check_legacy/_bmp: replay-window 0 checks nothing (every number passes, 0 and
+/// repeats included; never with ESN: Sad::add refuses it); otherwise seq 0 is never valid
+/// without ESN.
 Drop window_check(const SaConfig& c, const ReplayState& r, uint64_t seq) {
   if (c.replay_window == 0) return Drop::kOk;
   if (!c.esn() && seq == 0) return Drop::kReplay;
@@ -125,10 +125,7 @@ Drop esp_in_finish(Sa& sa, uint8_t* slot, uint32_t& off, uint32_t& len, const Pk
   bool soft;
   if (!lifetime_admit(sa, sa.stats.c.packets, sa.stats.c.bytes, soft)) return Drop::kLimit;
   if (!op.ok) return Drop::kIntegrity;
-  if (c.replay_window != 0)
-    replay_advance(sa.replay, st.seq);
-  else if (c.esn() && st.seq > sa.replay.top)  // no window (xfrm_replay_advance returns), but
-    sa.replay.top = st.seq;                    // ESN inference still needs the top
+  if (c.replay_window != 0) replay_advance(sa.replay, st.seq);  // 0: xfrm_replay_advance returns
   uint32_t clen = uint32_t(op.icv - op.data);
   uint8_t* data = op.data;
   uint8_t padlen = data[clen - 1 - 1], nh = data[clen - 1];

@@ -47,6 +47,11 @@ struct Limits {
   uint64_t byte_soft = 0, byte_hard = 0, packet_soft = 0, packet_hard = 0;
 };
 
+/// xfrm_init_replay (net/xfrm/xfrm_replay.c): an inbound ESN state needs a replay window, so
+/// the parser and Sad::add refuse `flag esn` with replay-window 0 (the kernel's EINVAL).
+inline constexpr const char* kEsnNeedsWindow =
+    "xfrm: flag esn needs replay-window 1 or more (the kernel refuses 0: EINVAL)";
+
 /// The static part of an SA (what the parser fills; copyable).
 struct SaConfig {
   Addr src, dst;

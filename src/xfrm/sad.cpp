@@ -14,6 +14,7 @@ std::string id_of(const SaConfig& c) {
 }  // namespace
 
 Sa& Sad::add(const SaConfig& cfg) {
+  if (cfg.esn() && cfg.replay_window == 0) throw Error(kEsnNeedsWindow);
   Key key(cfg.spi, cfg.proto, cfg.dst);
   if (by_id_.count(key))
     throw Error(

@@ -269,9 +269,7 @@ SaConfig parse_state(Cursor& cur) {
   if (!c.src.family || !c.dst.family) throw Error("xfrm: state needs src and dst");
   if (c.src.family != c.dst.family) throw Error("xfrm: state src and dst of different families");
   if (!have_spi) throw Error("xfrm: state needs spi");
-  // xfrm_init_replay (net/xfrm/xfrm_replay.c): an ESN state without `dir out` needs a window.
-  if ((c.flags & kFlagEsn) && c.replay_window == 0)
-    throw Error("xfrm: flag esn needs replay-window 1 or more (the kernel refuses 0: EINVAL)");
+  if (c.esn() && c.replay_window == 0) throw Error(kEsnNeedsWindow);  // xfrm_init_replay
   if (have_aead && (have_enc || have_auth)) throw Error("xfrm: aead cannot combine with enc/auth");
   if (!have_aead && !have_enc) throw Error("xfrm: state needs aead or enc");
   if (have_enc && !have_auth && c.cipher != Cipher::kNull)

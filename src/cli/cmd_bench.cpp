@@ -56,7 +56,7 @@ using Clock = std::chrono::steady_clock;
 struct BenchArgs {
   std::vector<std::string> specs;  ///< OBJ or OBJ:PROG
   std::string prog, pcap, map_load, examples, pcap_dir, device = "interp,cpu";
-  uint32_t repeat = 1000, workers = 0, chunk = 64, max_packets = 16384, min_batch = 1024;
+  uint32_t repeat = 1000, workers = 0, chunk = 256, max_packets = 16384, min_batch = 1024;
   uint32_t rounds = 3;  ///< each cell: the fastest of this many rounds of `repeat` runs
   bool vs_kernel = false, reset = false;
 };
@@ -157,7 +157,13 @@ struct Result {
   double ns = NAN;  ///< ns per packet
   size_t packets = 0;
   uint64_t verdicts[5] = {};  ///< last pass
+  /// jit-N's hand-off over its timed rounds (device::CpuStats): batches, home slices the
+  /// caller ran for a worker that joined late or stalled, packets run, packets worker 0 ran.
+  uint64_t runs = 0, late = 0, stalls = 0, items = 0, caller_items = 0;
 };
+
+/// How long a round's untimed passes may wait for every worker to join (Column::round).
+constexpr double kWakeNs = 20e6;
 
 /// One knod column (interp, jit-1 or jit-N) of one row: its own object and preload, so every
 /// column starts from the same map state, its batch and its CPU device. `round()` times one
@@ -203,7 +209,7 @@ class Column {
   void round() {
     knod::device::Batch& b = pk_.b;
     const knod::device::ChunkFn fn = [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
-      rt_.run_packets(*ex_, b, lo, hi, cpu, dev_.backward(cpu));
+      rt_.run_packets(*ex_, b, lo, hi, cpu, dev_.backward(cpu), dev_.continues(cpu));
     };
     // One worker runs on this thread (CpuDevice: the caller is worker 0): its CPU time, which
     // like the kernel's non-preemptible test_run loop excludes time the scheduler gave to
@@ -215,9 +221,17 @@ class Column {
     const ScopedPin pin(one_cpu());  // the kernel's CPU; jit-N's helpers were pinned apart
     const uint32_t n = a_.repeat;
     double total_ns = 0;
-    // One untimed pass first: the other columns ran in between, so this one's workers have
-    // gone to sleep and its lines left the caches; a round measures the steady state.
-    dev_.run_chunks(b.count, fn);
+    // Untimed passes first: the other columns ran in between, so this one's workers have gone
+    // to sleep and its lines left the caches; a round measures the steady state. A sleeping
+    // worker's vCPU took 0.1-5 ms to wake on a 2-vCPU guest (session 20: the caller ran the
+    // helper's slice alone in the first 5-1500 batches of a round), so the passes go on until
+    // one of them had no late worker (CpuStats::late), for at most kWakeNs.
+    const double wake_by = wall_ns() + kWakeNs;
+    for (uint64_t late = ~0ull; late != dev_.stats().late && wall_ns() < wake_by;) {
+      late = dev_.stats().late;
+      dev_.run_chunks(b.count, fn);
+    }
+    const knod::device::CpuStats before = dev_.stats();
     if (!a_.reset) {
       const double t0 = now();
       for (uint32_t i = 0; i < n; ++i) dev_.run_chunks(b.count, fn);
@@ -231,6 +245,12 @@ class Column {
       }
     }
     r_.ns = std::fmin(r_.ns, total_ns / (double(n) * b.count));
+    const knod::device::CpuStats after = dev_.stats();
+    r_.runs += after.runs - before.runs;
+    r_.late += after.late - before.late;
+    r_.stalls += after.stalls - before.stalls;
+    r_.caller_items += after.items[0] - before.items[0];
+    for (size_t w = 0; w < after.items.size(); ++w) r_.items += after.items[w] - before.items[w];
     dev_.idle();  // the next column's round starts now: its cores, not this one's polling
   }
 
@@ -454,6 +474,7 @@ int bench(const BenchArgs& a) {
   fmt::print(kRow, "", "", "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup",
              "scaling");
   double log_kern = 0, log_int = 0, log_scale = 0, max_compile = 0, max_compile_cpu = 0;
+  Result hand;  // jit-N's hand-off counts, all rows
   int n_kern = 0, n_int = 0, n_scale = 0;
   // Every row's columns (the kernel's too) exist at once and take turns round by round, rows
   // included (round k of every column of every row, then round k + 1): a row's rounds are
@@ -504,11 +525,18 @@ int bench(const BenchArgs& a) {
                cell(mpps(rk.ns), "{:.2f}"), cell(jk, "{:.2f}x"), cell(ji, "{:.1f}x"),
                cell(sc, "{:.2f}x"));
     std::fflush(stdout);
+    hand.runs += rn.runs, hand.late += rn.late, hand.stalls += rn.stalls;
+    hand.items += rn.items, hand.caller_items += rn.caller_items;
   }
   if (cpu)
     fmt::print(
         "max JIT compile: {:.1f} ms/program ({:.1f} ms CPU; each the faster of 2 compiles)\n",
         max_compile, max_compile_cpu);
+  if (hand.runs)
+    fmt::print(
+        "jit-N hand-off: the caller ran a late worker's slice in {} and a stalled one's in {} of "
+        "{} batches; worker 0 ran {:.1f}% of the packets\n",
+        hand.late, hand.stalls, hand.runs, 100.0 * double(hand.caller_items) / double(hand.items));
   if (cs.size() > 1) {
     if (n_int) fmt::print("geomean interp/jit-1 speedup: {:.2f}\n", std::exp(log_int / n_int));
     if (n_scale) {

@@ -114,13 +114,13 @@ void XfrmStage::run(device::Batch& b, uint32_t n, std::vector<uint8_t>& keep) {
     const uint8_t* l2h = &l2_[size_t(k) * 18];
     uint32_t l2 = l2h[12] == 0x81 && l2h[13] == 0x00 ? 18 : 14;
     uint32_t total_len = l2 + len_[k];
-    if (d == xfrm::Drop::kOk && total_len > b.stride)
+    if (d == xfrm::Drop::kOk && total_len > device::frame_size(b))
       d = xfrm::Drop::kTooBig, ++c[d], --c.packets, c.bytes -= len_[k];
     if (d != xfrm::Drop::kOk) {
       keep[i] = 0;
       continue;
     }
-    uint32_t off = std::min(b.data_off[i], b.stride - total_len);
+    uint32_t off = std::min(b.data_off[i], device::frame_size(b) - total_len);
     std::memcpy(slot + off, l2h, l2);
     const uint8_t* ip = &frames_[size_t(k) * kXfrmStride + off_[k]];
     std::memcpy(slot + off + l2, ip, len_[k]);
@@ -211,7 +211,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     if (!opts.out_by_verdict[v].empty()) by[v].emplace(opts.out_by_verdict[v]);
 
   const uint32_t cap = std::max(1u, opts.batch);
-  device::BatchStore st(cap);
+  device::BatchStore st(cap,
+                        gpu ? device::kFrameSize : device::kSlotPitch);  // GPU: one frame a slot
   device::CpuOptions co;
   co.workers = gpu ? 1u : std::max(1u, opts.workers);
   co.walk_apart = rt.order_free();  // else each worker runs its packets in capture order
@@ -264,7 +265,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       gpu->run(st.b);
     else
       dev.run_chunks(n, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
-        rt.run_packets(*ex, st.b, lo, hi, cpu, dev.backward(cpu));
+        rt.run_packets(*ex, st.b, lo, hi, cpu, dev.backward(cpu), dev.continues(cpu));
       });
     if (opts.xfrm) xdp_len.assign(st.b.data_len, st.b.data_len + n), opts.xfrm->run(st.b, n, keep);
     res.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -178,14 +178,15 @@ template <bool kFull>
   const uint32_t off = batch.data_off[i], len = batch.data_len[i];
   const uint32_t meta = kFull || batch.meta_len ? batch.meta_len[i] : 0;
   // test_run refuses frames under ETH_HLEN (bpf_test_init: -EINVAL); so does knod.
-  const bool layout_ok = batch.stride > device::kTailroom && meta <= off && len >= kEthHlen &&
-                         uint64_t(off) + len <= batch.stride - device::kTailroom;
+  const uint32_t frame = device::frame_size(batch);
+  const bool layout_ok = frame > device::kTailroom && meta <= off && len >= kEthHlen &&
+                         uint64_t(off) + len <= frame - device::kTailroom;
   if (!layout_ok) return finish<kFull>(batch, i, cpu, res, nullptr, drain);
   // The cpu's Run and Buff are reused: every field a run may change is reset here (no
   // per-packet zeroing of the whole Run, whose region table is most of it); prime() set the
   // rest.
   Buff& b = pc.buff;
-  b.init(batch.frames + size_t(i) * batch.stride, batch.stride, off, len, meta);
+  b.init(batch.frames + size_t(i) * batch.stride, frame, off, len, meta);
   b.ingress_ifindex = kFull || batch.ingress_ifindex ? batch.ingress_ifindex[i] : kLoopbackIfindex;
   b.rx_queue_index = kFull || batch.rx_queue_index ? batch.rx_queue_index[i] : 0;
   b.egress_ifindex = 0;
@@ -232,7 +233,7 @@ void Runtime::run_range(PerCpu& pc, vm::Executor& ex, device::Batch& batch, uint
 }
 
 void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, uint32_t end,
-                         bool backward, bool drain) {
+                         bool backward, bool drain, bool ahead) {
   vm::Run& run = pc.run;
   Buff& b = pc.buff;
   // The body on the kept stack, as the entry would call it (vm::Executor::BodyFn): prime()
@@ -244,12 +245,13 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
   s.fp = run.stack + size_t(kStackSize) * kMaxCallDepth;
   s.pkt = &run.regions[b.packet_region];  // writable, flat: attach() set it
   s.ctx = run.ctx_lo;
-  s.room = uint64_t(in.stride) - device::kTailroom;  // stride > kTailroom (caller)
+  s.room = uint64_t(device::frame_size(in)) - device::kTailroom;  // > 0 (the caller's test)
   s.begin = begin;
   s.end = end;
   s.region = run.stack_region;
   s.nregions = pc.nregions;  // the packet, the stack
   s.backward = backward;
+  s.ahead = ahead && (backward ? begin > 0 : end < in.count);
   // The sinks are the caller's code and may throw; the compiled loop cannot unwind (its
   // bitcode is built without exceptions), so the first exception waits for the loop's end.
   struct Drain {
@@ -267,7 +269,7 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
     };
     s.after_arg = &drainer;
   }
-  b.frame_sz = in.stride;
+  b.frame_sz = device::frame_size(in);
   b.egress_ifindex = 0;
   b.held_lock = 0;
   run.tail_target = nullptr;
@@ -293,7 +295,7 @@ void Runtime::run_native(PerCpu& pc, const device::Batch& in, uint32_t begin, ui
 }
 
 void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
-                          uint32_t cpu, bool backward) {
+                          uint32_t cpu, bool backward, bool ahead) {
   const bool drain = opts_.perf || opts_.ringbuf;
   if (cpu >= opts_.ncpus) {  // a bad worker index: every slot aborted, counted on cpu 0
     for (uint32_t i = begin; i < end; ++i)
@@ -303,8 +305,9 @@ void Runtime::run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin
   PerCpu& pc = prime(ex, cpu);
   const bool full = batch.meta_len && batch.ingress_ifindex && batch.rx_queue_index &&
                     batch.redirect && batch.fault;
-  if (full && pc.body && batch.stride > device::kTailroom && pc.buff.packet_region >= 0) {
-    run_native(pc, batch, begin, end, backward && !drain, drain);  // records in packet order
+  if (full && pc.body && device::frame_size(batch) > device::kTailroom &&
+      pc.buff.packet_region >= 0) {
+    run_native(pc, batch, begin, end, backward && !drain, drain, ahead);  // records in order
   } else if (full)  // forward only: an interpreter, a program without a native body
     run_range<true>(pc, ex, batch, begin, end, cpu, drain);
   else

@@ -82,17 +82,21 @@ class Runtime {
   /// Runs the program on slot i of `batch` on worker `cpu` (< ncpus). Reads frames,
   /// data_off, data_len, meta_len (if non-null: metadata bytes before data at entry, else 0),
   /// ingress_ifindex (null: 1, loopback), rx_queue_index (null: 0). Writes data_off,
-  /// data_len, meta_len, verdict, redirect, fault of slot i. The frame is batch.stride bytes
-  /// (frame_sz); the tailroom device::kTailroom at its end is never given to the program.
-  /// A slot whose layout is impossible (packet outside the frame, < ETH_HLEN) is aborted
-  /// with Fault::kOutOfBounds without running. Thread-safe for distinct cpus.
+  /// data_len, meta_len, verdict, redirect, fault of slot i. The frame is frame_size(batch)
+  /// bytes (frame_sz) at the slot's start; the tailroom device::kTailroom at its end is never given
+  /// to the program. A slot whose layout is impossible (packet outside the frame, < ETH_HLEN) is
+  /// aborted with Fault::kOutOfBounds without running. Thread-safe for distinct cpus.
   RunResult run_packet(vm::Executor& ex, device::Batch& batch, uint32_t i, uint32_t cpu);
   /// run_packet for slots [begin, end) on worker `cpu`, in order, prefetching each next
   /// packet's first 128 bytes (CpuDevice::run_chunks). Results are in the batch arrays.
   /// `backward`: from end - 1 down to begin on the native path (CpuDevice::backward(cpu),
-  /// for cache placement; only where order_free(), else the results may differ).
+  /// for cache placement; only where order_free(), else the results may differ). `ahead`:
+  /// the slot after the last one (in walking order) is this worker's next (CpuDevice::
+  /// continues(cpu)), so the last packet prefetches it too, as every other packet does its
+  /// successor (without it, each run's first packet waits for its lines: --chunk 64 against
+  /// one claim per batch on one worker cost 10% in session 20).
   void run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
-                   uint32_t cpu, bool backward = false);
+                   uint32_t cpu, bool backward = false, bool ahead = false);
 
   /// Packets per verdict (index = enum xdp_action) and per fault (index = vm::Fault;
   /// kNone: the packets that did not fault, derived from the others).
@@ -150,8 +154,9 @@ class Runtime {
   /// array of the batch present. Per packet it sets only what a run reads or may change; the
   /// rest (and after a fault, what the fault left) is reset out of line (xdp::run_slot_loop).
   /// `backward`: slots end - 1 down to begin. `drain`: drain_outputs() after every slot.
+  /// `ahead`: as run_packets'.
   void run_native(PerCpu& pc, const device::Batch& batch, uint32_t begin, uint32_t end,
-                  bool backward, bool drain);
+                  bool backward, bool drain, bool ahead);
   /// Writes slot i's outputs and counts it; `b` null: the slot did not run (aborted).
   template <bool kFull>
   RunResult finish(device::Batch& batch, uint32_t i, uint32_t cpu, RunResult res, const Buff* b,

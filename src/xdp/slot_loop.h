@@ -23,23 +23,28 @@ constexpr uint32_t kNumFaults = 7;   ///< vm::Fault values (kNone..kCtxAccess)
 /// (the worker's Run and Buff, attached; its kept stack) and the counts the loop returns.
 struct SlotLoop {
   vm::Run* run = nullptr;
-  Buff* buff = nullptr;                  ///< attached to *run; frame_sz = batch->stride
+  Buff* buff = nullptr;                  ///< attached to *run; frame_sz = frame_size(*batch)
   const device::Batch* batch = nullptr;  ///< every optional array present but clock_ns
   uint8_t* fp = nullptr;                 ///< top of the kept stack's first frame
   vm::Region* pkt = nullptr;             ///< run->regions[buff->packet_region]
   uint64_t ctx = 0;                      ///< run->ctx_lo
-  uint64_t room = 0;                     ///< batch->stride - device::kTailroom (bytes)
+  uint64_t room = 0;                     ///< frame_size(*batch) - device::kTailroom (bytes)
   uint32_t begin = 0, end = 0;
   int32_t region = 0;     ///< the kept stack's Region index
   uint32_t nregions = 0;  ///< regions every packet starts with (the packet, the stack)
   bool backward = false;  ///< slots end - 1 down to begin (cache placement; order_free only)
+  /// The slot after the last (in walking order) exists and is this worker's next: the last
+  /// slot prefetches it too (Runtime::run_packets' `ahead`).
+  bool ahead = false;
   /// Called after every slot when set, with `after_arg` (Runtime::drain_outputs: perf and
   /// ring buffer records go to their sinks packet by packet).
   void (*after)(void* arg) = nullptr;
   void* after_arg = nullptr;
-  /// Out: packets per verdict (index enum xdp_action) and per fault (vm::Fault); added to.
-  uint64_t counts[kNumActions] = {};
-  uint64_t faults[kNumFaults] = {};
+  /// Out: packets per verdict (index enum xdp_action) and per fault (vm::Fault), written by
+  /// the loop. No initialiser: zeroing the whole struct for every claim took a `rep stos`,
+  /// ~24% of Runtime::run_native's own time with 1-packet claims (session 20).
+  uint64_t counts[kNumActions];
+  uint64_t faults[kNumFaults];
 };
 
 /// Runs body(run, fp, r1 = ctx, r2..r5 = 0, depth 1, region) -> r0 (vm::Executor::BodyFn's
@@ -59,7 +64,7 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
   const uint64_t ctx = s.ctx, room = s.room;
   const uint32_t begin = s.begin, end = s.end, nregions = s.nregions;
   const int32_t region = s.region;
-  const bool backward = s.backward;
+  const bool backward = s.backward, ahead = s.ahead;
   uint64_t counts[kNumActions] = {}, faults[kNumFaults] = {};
   // Slot i walks by di (+1, or -1 backward: Runtime::order_free programs), its frame by step.
   const uint32_t di = backward ? ~0u : 1u;
@@ -69,11 +74,11 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
   void (*const after)(void*) = s.after;
   for (uint32_t left = end > begin ? end - begin : 0; left; --left, i += di, frame += step) {
     // The next packet's headers load while this one runs (VPP-style), where a NIC puts them
-    // (XDP_PACKET_HEADROOM). Not past the claim's last slot: the frame there may be the first
-    // of another worker's slice, and a prefetch for writing would take its lines from that
-    // worker (icmp_echo on 2 workers walking up: 1.49-1.57x one worker with it, 1.61-1.72x
-    // without).
-    if (left > 1) {
+    // (XDP_PACKET_HEADROOM). Past the claim's last slot only when that is this worker's next
+    // (`ahead`): else the frame there may be the first of another worker's slice, and a
+    // prefetch for writing would take its lines from that worker (icmp_echo on 2 workers
+    // walking up: 1.49-1.57x one worker with it, 1.61-1.72x without).
+    if (left > 1 || ahead) {
       __builtin_prefetch(frame + step + device::kXdpHeadroom, 1);
       __builtin_prefetch(frame + step + device::kXdpHeadroom + 64, 1);
     }
@@ -131,8 +136,8 @@ inline __attribute__((always_inline)) void run_slot_loop(SlotLoop& s, Body&& bod
     }
     if (after) after(s.after_arg);  // this slot's records
   }
-  for (uint32_t a = 0; a < kNumActions; ++a) s.counts[a] += counts[a];
-  for (uint32_t f = 0; f < kNumFaults; ++f) s.faults[f] += faults[f];
+  for (uint32_t a = 0; a < kNumActions; ++a) s.counts[a] = counts[a];
+  for (uint32_t f = 0; f < kNumFaults; ++f) s.faults[f] = faults[f];
 }
 
 }  // namespace knod::xdp

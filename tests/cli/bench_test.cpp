@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -83,6 +84,17 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
   const std::string v = r.out.substr(at + empty.size(), ns - at - empty.size());
   ASSERT_TRUE(!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) << r.out;
   EXPECT_GT(std::stoul(v), 0u) << r.out;
+  // How jit-N's timed batches went (device::CpuStats): 8 rows x 1 round x 2 repeats = 16
+  // batches, a late or stalled worker's slice at most once in each (2 workers).
+  const std::regex hand(
+      "jit-N hand-off: the caller ran a late worker's slice in ([0-9]+) and a stalled one's in "
+      "([0-9]+) of ([0-9]+) batches; worker 0 ran ([0-9.]+)% of the packets\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, hand)) << r.out;
+  EXPECT_EQ(std::stoul(m[3]), 16u) << m[0];
+  EXPECT_LE(std::stoul(m[1]) + std::stoul(m[2]), 16u) << m[0];
+  EXPECT_TRUE(is_decimal(m[4])) << m[0];
+  EXPECT_LE(std::stod(m[4]), 100.0) << m[0];
   if (kernel) {
     const std::string prefix = "geomean knod-jit/kernel: ";
     ASSERT_EQ(ls.back().rfind(prefix, 0), 0u) << ls.back();

@@ -288,7 +288,9 @@ TEST(BatchStoreLayout, ArraysOnTheirOwnPagesAGapApart) {
     device::BatchStore s(cap);
     const device::Batch& b = s.b;
     EXPECT_EQ(b.count, cap);
-    EXPECT_EQ(b.stride, device::kFrameSize);
+    EXPECT_EQ(b.stride, device::kSlotPitch);  // frames a line more than a page apart
+    EXPECT_EQ(b.frame_sz, device::kFrameSize);
+    EXPECT_EQ(device::frame_size(b), device::kFrameSize);
     struct Array {
       const void* p;
       size_t bytes;
@@ -307,7 +309,57 @@ TEST(BatchStoreLayout, ArraysOnTheirOwnPagesAGapApart) {
         EXPECT_GE(at, prev_end + 4096) << "cap " << cap << " array " << k;
       }
     }
-    EXPECT_EQ(s.slot(cap - 1), b.frames + size_t(cap - 1) * device::kFrameSize);
+    EXPECT_EQ(s.slot(cap - 1), b.frames + size_t(cap - 1) * device::kSlotPitch);
+  }
+  device::BatchStore gpu(4, device::kFrameSize);  // a GPU's batches: one frame a slot
+  EXPECT_EQ(gpu.b.stride, device::kFrameSize);
+  EXPECT_EQ(device::frame_size(gpu.b), device::kFrameSize);
+}
+
+// r0 = XDP_PASS if bpf_xdp_adjust_tail(ctx, delta) returns 0, else XDP_DROP.
+loader::Object tail_object(int32_t delta) {
+  loader::Object obj;
+  obj.path = "mem";
+  obj.programs.push_back({"p", "xdp", BPF_PROG_TYPE_XDP,
+                          prog({
+                              mov64_imm(2, delta),
+                              call(BPF_FUNC_xdp_adjust_tail),
+                              mov64_reg(1, 0),
+                              mov64_imm(0, XDP_PASS),
+                              jmp_imm(BPF_JEQ, 1, 0, 1),
+                              mov64_imm(0, XDP_DROP),
+                              exit_insn(),
+                          })});
+  return obj;
+}
+
+// The frame a program sees is frame_sz (4096, test_run's page), not the slot stride (4160):
+// bpf_xdp_adjust_tail grows a 64-byte packet at XDP_PACKET_HEADROOM by at most 4096 - 320
+// (tailroom) - 256 - 64 = 3456 bytes (kernel bpf_xdp_adjust_tail: data_end past
+// xdp_data_hard_end is -EINVAL), on the JIT's native loop and the interpreter alike.
+TEST_P(RunPackets, TheFrameNotTheStrideBoundsTheTail) {
+  for (int32_t delta : {3456, 3457, 3520}) {
+    loader::Object obj = tail_object(delta);
+    jit::JitExecutor jit(options(GetParam()));
+    vm::Interpreter interp;
+    for (vm::Executor* ex :
+         {static_cast<vm::Executor*>(&jit), static_cast<vm::Executor*>(&interp)}) {
+      Runtime rt(obj, "p", {});
+      device::BatchStore s(2);
+      ASSERT_GT(s.b.stride, device::kFrameSize);
+      for (uint32_t i = 0; i < 2; ++i) {
+        s.b.data_off[i] = device::kXdpHeadroom;
+        s.b.data_len[i] = 64;
+        s.b.ingress_ifindex[i] = 1;
+      }
+      rt.run_packets(*ex, s.b, 0, 2, 0);
+      const bool fits = delta <= 3456;
+      for (uint32_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(s.b.verdict[i], fits ? uint32_t(XDP_PASS) : uint32_t(XDP_DROP))
+            << "delta " << delta << (ex == &jit ? " jit" : " interp");
+        EXPECT_EQ(s.b.data_len[i], fits ? 64u + uint32_t(delta) : 64u) << "delta " << delta;
+      }
+    }
   }
 }
 

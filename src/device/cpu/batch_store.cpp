@@ -1,5 +1,6 @@
 #include "device/cpu/batch_store.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -28,8 +29,8 @@ void BatchStore::Free::operator()(uint8_t* p) const {
   ::operator delete(p, std::align_val_t(kPage));
 }
 
-BatchStore::BatchStore(uint32_t capacity)
-    : capacity_(capacity), frames_(size_t(capacity) * kFrameSize) {
+BatchStore::BatchStore(uint32_t capacity, uint32_t pitch)
+    : capacity_(capacity), frames_(size_t(capacity) * std::max(pitch, kFrameSize)) {
   const size_t n = capacity;
   const size_t bytes[kArrays] = {n * 4, n * 4, n * 4, n * 4, n * 4, n * 4, n * 8, n * 8, n};
   size_t total = 0;
@@ -42,7 +43,8 @@ BatchStore::BatchStore(uint32_t capacity)
   size_t k = 0;
   auto take = [&] { return std::exchange(at, at + region(bytes[k++])); };  // in `bytes` order
   b.count = capacity;
-  b.stride = kFrameSize;
+  b.stride = std::max(pitch, kFrameSize);
+  b.frame_sz = kFrameSize;
   b.frames = frames_.data();
   b.data_off = reinterpret_cast<uint32_t*>(take());
   b.data_len = reinterpret_cast<uint32_t*>(take());

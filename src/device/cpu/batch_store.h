@@ -1,5 +1,6 @@
-// Host memory for one device::Batch: `capacity` frames of kFrameSize bytes (a FrameBuffer,
-// huge pages) and the batch's per-packet arrays. Every array starts on pages of its own,
+// Host memory for one device::Batch: `capacity` frames of kFrameSize bytes, `pitch` bytes
+// apart (kSlotPitch: cache sets, see there; a GPU's batches: kFrameSize) in a FrameBuffer
+// (huge pages), and the batch's per-packet arrays. Every array starts on pages of its own,
 // one page after the previous array's last: no two arrays share a line (separate heap
 // vectors put one array's end and the next one's start into one line, which the workers at
 // both ends of a batch wrote every time), and a worker's hardware prefetcher running past
@@ -20,10 +21,10 @@ namespace knod::device {
 
 class BatchStore {
  public:
-  /// `capacity` slots, all zero; b.count = capacity, b.stride = kFrameSize, every array of
-  /// the Batch set except clock_ns (null: the device's clock; see clock()). Throws
-  /// knod::Error when memory runs out.
-  explicit BatchStore(uint32_t capacity);
+  /// `capacity` slots, all zero; b.count = capacity, b.stride = pitch (>= kFrameSize),
+  /// b.frame_sz = kFrameSize, every array of the Batch set except clock_ns (null: the
+  /// device's clock; see clock()). Throws knod::Error when memory runs out.
+  explicit BatchStore(uint32_t capacity, uint32_t pitch = kSlotPitch);
 
   Batch b;
   uint32_t capacity() const { return capacity_; }

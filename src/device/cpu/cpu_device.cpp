@@ -33,6 +33,19 @@ constexpr double kHelpItemNs = 300;
 /// An owner that has not claimed for this long (ns; or four of the caller's mean claim
 /// times, if longer) is taken as stalled (descheduled), and helped.
 constexpr double kStallNs = 3000;
+/// Weight of a run's ns per item in a worker's pace (Slice::pace): ~1/kPaceGain runs to follow
+/// a change of speed.
+constexpr double kPaceGain = 0.25;
+/// Workers whose paces differ by less than this factor get equal home slices (the same slots
+/// run after run); beyond it the slices follow the paces (split()).
+constexpr double kPaceSlack = 1.05;
+/// Home-slice boundaries: multiples of this many items (or of the chunk, if smaller), so that
+/// no line of the batch arrays (u8 to u64 per item) is two workers'.
+constexpr uint64_t kSliceAlign = 64;
+/// Home-slice boundaries under a pace split: multiples of this many items (or of the chunk),
+/// finer than kSliceAlign so that the shares can follow paces a few percent apart; the u32
+/// and u64 arrays' lines at a boundary are still one worker's (16 * 8 bytes = two lines).
+constexpr uint64_t kSplitAlign = 16;
 /// Pause-loop iterations between two reads of the clock while the caller waits for the others.
 constexpr int kPollSpin = 16;
 /// How often (ns) the waiting caller reads the other slices' ranges to tell a stalled owner.
@@ -115,6 +128,10 @@ struct CpuDevice::Pool {
   struct alignas(64) Slice {
     std::atomic<uint64_t> range{0};  ///< front << 32 | back
     std::atomic<uint64_t> start{0};  ///< range at the start of the run (set before publishing)
+    /// The owner's ns per item on its own slice, averaged over its recent runs (kPaceGain);
+    /// 0 before its first. Written by the owner at the end of its slice, read by the caller
+    /// between runs (split()).
+    std::atomic<double> pace{0};
   };
   std::unique_ptr<Slice[]> slices;
   /// The caller's view of each slice while it waits (watch()): the range it last read and
@@ -124,6 +141,12 @@ struct CpuDevice::Pool {
     Clock::time_point at{};
   };
   std::unique_ptr<Seen[]> seen;
+  /// Items worker `cpu` ran (CpuStats::items), each on its own line, written by its worker only.
+  struct alignas(64) Tally {
+    std::atomic<uint64_t> items{0};
+  };
+  std::unique_ptr<Tally[]> tally;
+  uint64_t runs = 0, late = 0, stalls = 0;    ///< CpuStats; the caller's own
   alignas(64) std::atomic<uint64_t> join{0};  ///< generation << 32 | closed | active threads
   std::exception_ptr error;                   ///< guarded by mu
 
@@ -141,8 +164,15 @@ struct CpuDevice::Pool {
           std::clamp<uint64_t>((back - front) / part, least, most), back - front));
       const uint32_t lo = front_end ? front : back - n, hi = front_end ? front + n : back;
       const uint64_t rest = front_end ? (uint64_t(hi) << 32 | back) : (uint64_t(front) << 32 | lo);
-      if (!s.range.compare_exchange_weak(r, rest, std::memory_order_relaxed)) continue;
+      // One worker: nobody else claims, and a locked compare-exchange would wait for every
+      // store of the previous claim's packets to drain (~10% of a 1-packet claim, session 20).
+      if (workers == 1)
+        s.range.store(rest, std::memory_order_relaxed);
+      else if (!s.range.compare_exchange_weak(r, rest, std::memory_order_relaxed))
+        continue;
       fn(ctx, lo, hi, cpu);
+      tally[cpu].items.store(tally[cpu].items.load(std::memory_order_relaxed) + n,
+                             std::memory_order_relaxed);
       r = s.range.load(std::memory_order_relaxed);
       return n;
     }
@@ -177,6 +207,10 @@ struct CpuDevice::Pool {
       }
       if (workers == 1) return stall_ns;
       const double own_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+      if (items) {
+        const double ns = own_ns / double(items), old = own.pace.load(std::memory_order_relaxed);
+        own.pace.store(old == 0 ? ns : old + (ns - old) * kPaceGain, std::memory_order_relaxed);
+      }
       const bool heavy = items == 0 || own_ns / double(items) > kHelpItemNs;
       stall_ns = std::max(kStallNs, claims ? 4 * own_ns / double(claims) : 0.0);
       if (cpu == 0 && !heavy) return stall_ns;  // run_raw: after closing the job (late_owners)
@@ -225,11 +259,57 @@ struct CpuDevice::Pool {
     for (uint32_t w = 1; w < workers; ++w) {
       uint64_t r = slices[w].range.load(std::memory_order_relaxed);
       if (r != slices[w].start.load(std::memory_order_relaxed)) continue;
+      ++late;
       try {
         take_rest(w, r, least, most, 0);
       } catch (...) {
         fail();
       }
+    }
+  }
+
+  /// Cuts [0, count) into the workers' home slices (start and range): equal shares cut on
+  /// multiples of kSliceAlign (or of the chunk `c`, if smaller) while the workers keep the same
+  /// pace (within kPaceSlack), else shares in proportion to each worker's items per ns
+  /// (1 / Slice::pace, at most 4x apart), cut on multiples of kSplitAlign (or `c`). A vCPU the
+  /// hypervisor shares with others runs slower than its sibling for milliseconds at a time (session
+  /// 20: one worker's ns per item 1.2-1.5x the other's over a 1000-batch round), and light items
+  /// are not worth moving once a run started (claim()): the faster worker would wait for the slower
+  /// one at every batch. Paces move the boundaries by a few items a run, so nearly every slot stays
+  /// with its worker.
+  void split(uint32_t count, uint64_t c) {
+    double rate[64], total = 0, lo_pace = 0, hi_pace = 0;
+    const bool paced = workers <= 64 && workers > 1;
+    for (uint32_t w = 0; paced && w < workers; ++w) {
+      const double pace = slices[w].pace.load(std::memory_order_relaxed);
+      lo_pace = w == 0 ? pace : std::min(lo_pace, pace);
+      hi_pace = std::max(hi_pace, pace);
+    }
+    const bool even = !paced || lo_pace <= 0 || hi_pace < lo_pace * kPaceSlack;
+    for (uint32_t w = 0; !even && w < workers; ++w) {
+      rate[w] = 1 / std::min(slices[w].pace.load(std::memory_order_relaxed), lo_pace * 4);
+      total += rate[w];
+    }
+    const uint64_t unit = std::min(c, kSliceAlign), units = (count + unit - 1) / unit;
+    const uint64_t fine = std::min(c, kSplitAlign);
+    double cum = 0;
+    uint64_t lo = 0;
+    for (uint32_t w = 0; w < workers; ++w) {
+      uint64_t hi;
+      if (even) {
+        lo = std::min<uint64_t>(units * w / workers * unit, count);
+        hi = std::min<uint64_t>(units * (w + 1) / workers * unit, count);
+      } else {
+        cum += rate[w];
+        hi = w + 1 == workers
+                 ? count
+                 : std::min<uint64_t>(uint64_t(double(count) * cum / total + 0.5) / fine * fine,
+                                      count);
+        hi = std::max(hi, lo);
+      }
+      slices[w].start.store(lo << 32 | hi, std::memory_order_relaxed);
+      slices[w].range.store(lo << 32 | hi, std::memory_order_relaxed);
+      lo = hi;
     }
   }
 
@@ -267,6 +347,7 @@ struct CpuDevice::Pool {
         if (first || r != seen[w].range) {
           seen[w] = {r, now};
         } else if (std::chrono::duration<double, std::nano>(now - seen[w].at).count() > stall_ns) {
+          ++stalls;
           try {
             take_rest(w, r, least, most, 0);
           } catch (...) {
@@ -318,6 +399,7 @@ CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->walk_apart = opts.walk_apart;
   pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
   pool_->seen = std::make_unique<Pool::Seen[]>(pool_->workers);
+  pool_->tally = std::make_unique<Pool::Tally[]>(pool_->workers);
   for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });
   if (opts.pin) pin_helpers(pool_->threads, opts.caller_cpu);
@@ -334,6 +416,19 @@ CpuDevice::~CpuDevice() {
 
 void CpuDevice::idle() {
   pool_->nap.store(true, std::memory_order_relaxed);
+}
+
+CpuStats CpuDevice::stats() const {
+  CpuStats s{pool_->runs, pool_->late, pool_->stalls, {}};
+  for (uint32_t w = 0; w < pool_->workers; ++w)
+    s.items.push_back(pool_->tally[w].items.load(std::memory_order_relaxed));
+  return s;
+}
+
+bool CpuDevice::continues(uint32_t cpu) const {
+  if (cpu >= pool_->workers) return false;
+  const uint64_t r = pool_->slices[cpu].range.load(std::memory_order_relaxed);
+  return uint32_t(r >> 32) < uint32_t(r);
 }
 
 uint32_t CpuDevice::workers() const {
@@ -366,16 +461,10 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
   p.ctx = ctx;
   p.job_chunk = chunk ? chunk : p.chunk;
   p.error = nullptr;
-  const uint64_t c = p.job_chunk;
-  const uint64_t chunks = (count + c - 1) / c;
-  for (uint32_t w = 0; w < p.workers; ++w) {
-    const uint64_t lo = std::min<uint64_t>(chunks * w / p.workers * c, count);
-    const uint64_t hi = std::min<uint64_t>(chunks * (w + 1) / p.workers * c, count);
-    p.slices[w].start.store(lo << 32 | hi, std::memory_order_relaxed);
-    p.slices[w].range.store(lo << 32 | hi, std::memory_order_relaxed);
-  }
+  p.split(count, p.job_chunk);
   const bool helpers = !p.threads.empty();
   if (helpers) {
+    ++p.runs;
     p.nap.store(false, std::memory_order_relaxed);
     const uint64_t gen = p.generation.load(std::memory_order_relaxed) + 1;
     p.join.store((gen & 0xffffffff) << 32, std::memory_order_relaxed);

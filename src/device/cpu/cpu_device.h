@@ -28,7 +28,10 @@ using ChunkFn = std::function<void(uint32_t begin, uint32_t end, uint32_t cpu)>;
 
 struct CpuOptions {
   uint32_t workers = 0;  ///< worker threads (= cpu indexes); 0 = std::thread::hardware_concurrency
-  uint32_t chunk = 64;   ///< most packets a worker claims at a time (per-claim setup hoisted)
+  /// Most packets a worker claims at a time: each claim costs ~40 ns of setup (an XDP
+  /// runtime's per-run state, the claim itself; session 20: --chunk 64 against 4096 on one
+  /// worker, 10% of a 5 ns program), and claims shrink anyway as a slice drains.
+  uint32_t chunk = 256;
   /// Worker k > 0 runs only on the k-th CPU (mod their number) of the constructing thread's
   /// affinity mask (`taskset` narrows it), counted from the caller's CPU (`caller_cpu`), so
   /// that worker 1 is not on the caller's; worker 0, the calling thread, is not pinned.
@@ -42,6 +45,15 @@ struct CpuOptions {
   /// crypto, xdp::Runtime::order_free programs); otherwise every worker runs its own slice in
   /// increasing order, as one CPU takes its receive queue.
   bool walk_apart = false;
+};
+
+/// What a CpuDevice's runs did with their items since it was built (CpuDevice::stats): how the
+/// work was shared, and how often the caller had to run a worker's slice for it.
+struct CpuStats {
+  uint64_t runs = 0;    ///< runs with more than one worker and at least one item
+  uint64_t late = 0;    ///< home slices the caller ran because their worker had not joined the run
+  uint64_t stalls = 0;  ///< home slices the caller finished for a worker that stopped claiming
+  std::vector<uint64_t> items;  ///< items (packets, crypto ops) each worker ran, by cpu index
 };
 
 /// The CPUs of the calling thread's affinity mask (`taskset` narrows it), in increasing
@@ -65,14 +77,24 @@ class CpuDevice {
   /// (xdp::Runtime::run_packets' `backward`). Cache advice for callers that said any order
   /// is correct (walk_apart).
   bool backward(uint32_t cpu) const;
+  /// Inside a ChunkFn: whether worker `cpu`'s home slice has items left, so that its next
+  /// claim starts where this one ends (in its walking direction) and the ChunkFn may prefetch
+  /// past its end (xdp::Runtime::run_packets' `ahead`). False while a worker runs another
+  /// worker's items. Reads the worker's own slice (its own line).
+  bool continues(uint32_t cpu) const;
   /// Tells the worker threads that no run follows soon: they sleep at once instead of polling
   /// for the next run (~20-50 us of a core each), e.g. while other work takes the cores. The
   /// next run wakes them (a futex wake-up, a few us later than from polling).
   void idle();
+  /// Counters since construction. Call between runs (not during one).
+  CpuStats stats() const;
   /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.
   /// The calling thread is worker 0 (workers = 1 runs everything inline, no thread hand-off).
-  /// [0, count) is cut into one contiguous, chunk-aligned home slice per worker (the same
-  /// slots go to the same worker batch after batch, so their cache lines stay put). A worker
+  /// [0, count) is cut into one contiguous home slice per worker, on multiples of 64 items
+  /// (or of `chunk`, if smaller): equal slices, the same slots batch after batch so that their
+  /// cache lines stay put, while the workers run their items at the same pace; where one
+  /// worker has been slower than another over its last runs (a vCPU sharing its core with
+  /// others), the slices follow each worker's ns per item, a few items' move a run. A worker
   /// claims its slice from one end (the front, or the back where backward(cpu)), `chunk`
   /// items at a time and fewer (half of what is left, at least 8) as the slice drains; then
   /// it helps with the slices still unfinished (walk_apart: any, from the end their owners

@@ -335,6 +335,7 @@ void Device::run(Batch& b) {
   if (im.ps) throw Error("cuda: run() during a persistent session (use submit)");
   im.current();
   if (b.count == 0) return;
+  gpu::require_frame_per_slot(b, "cuda");
   im.reserve(b.count, b.stride);
   im.upload_maps();
   // Stage the batch in pinned memory (one CPU copy), then copy chunks asynchronously.
@@ -476,6 +477,7 @@ void Device::start_persistent(const gpu::PersistentOptions& opts) {
     h.stage = [&im, &S](uint32_t k, Batch& b) {
       if (b.count > S.opts.max_batch || (b.count && b.stride != S.opts.stride))
         throw Error("cuda: batch larger than max_batch or with another stride");
+      gpu::require_frame_per_slot(b, "cuda");
       if (b.count) stage_in(S.host[k], S.lay, b);
       return im.args_in(S.dev[k], S.lay, S.opts.stride, 0, b.count);
     };

@@ -1,10 +1,18 @@
 #include "device/gpu/batch_device.h"
 
 #include <cstring>
+#include <string>
 
 #include "base/error.h"
 
 namespace knod::device::gpu {
+
+void require_frame_per_slot(const Batch& b, const char* device) {
+  if (frame_size(b) != b.stride)
+    throw Error(std::string(device) + ": a batch of " + std::to_string(frame_size(b)) +
+                "-byte frames " + std::to_string(b.stride) +
+                " bytes apart (a GPU's slots are one frame each)");
+}
 
 void BatchDevice::run_single(std::vector<uint8_t>& mem, vm::Fault* fault) {
   // The slot keeps device::kTailroom after the data, as every batch slot.

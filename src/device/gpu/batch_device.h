@@ -81,4 +81,9 @@ class BatchDevice {
   void run_single(std::vector<uint8_t>& mem, vm::Fault* fault);
 };
 
+/// Throws knod::Error "<device>: ..." when b's frames are smaller than its slots
+/// (Batch::frame_sz below the stride): a GPU's slots are one frame each (knod_gpu_args has one
+/// stride, the frame size of every packet).
+void require_frame_per_slot(const Batch& b, const char* device);
+
 }  // namespace knod::device::gpu

@@ -200,6 +200,7 @@ void HostSim::run(Batch& b) {
   if (!im.kernel) throw Error("gpusim: no program loaded");
   if (im.session) throw Error("gpusim: run() during a persistent session (use submit)");
   if (b.count == 0) return;
+  require_frame_per_slot(b, "gpusim");
   im.ret.assign(b.count, 0);
   knod_gpu_args a = args_for(b, im.ret.data());
   im.upload_maps();
@@ -252,6 +253,7 @@ void HostSim::start_persistent(const PersistentOptions& opts) {
   h.stage = [this, &S](uint32_t slot, Batch& b) {
     if (b.count > S.opts.max_batch || (b.count && b.stride != S.opts.stride))
       throw Error("gpusim: batch larger than max_batch or with another stride");
+    require_frame_per_slot(b, "gpusim");
     S.ret[slot].assign(b.count, 0);
     S.base[slot] = S.submitted;
     S.submitted += b.count;

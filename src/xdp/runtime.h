@@ -93,8 +93,8 @@ class Runtime {
   /// for cache placement; only where order_free(), else the results may differ). `ahead`:
   /// the slot after the last one (in walking order) is this worker's next (CpuDevice::
   /// continues(cpu)), so the last packet prefetches it too, as every other packet does its
-  /// successor (without it, each run's first packet waits for its lines: --chunk 64 against
-  /// one claim per batch on one worker cost 10% in session 20).
+  /// successor (in session 20 no gain stood out from the host's noise; the 10% between
+  /// --chunk 64 and one claim a batch was the claims' own cost, see CpuOptions::chunk).
   void run_packets(vm::Executor& ex, device::Batch& batch, uint32_t begin, uint32_t end,
                    uint32_t cpu, bool backward = false, bool ahead = false);
 

@@ -75,7 +75,8 @@ constexpr const auto& kExamples = knod::cli::kBundledExamples;
 /// packets (every packet the same number of times, so per-packet means are unchanged).
 struct Packets {
   Packets(const std::string& path, uint32_t max_packets, uint32_t min_batch = 1)
-      : pkts(read(path, max_packets, min_batch, distinct)), store(uint32_t(pkts.size())) {
+      : pkts(read(path, max_packets, min_batch, distinct, runts, reader_skips)),
+        store(uint32_t(pkts.size())) {
     for (uint32_t i = 0; i < store.capacity(); ++i) store.b.ingress_ifindex[i] = 1;
     reset();
   }
@@ -90,12 +91,22 @@ struct Packets {
     }
   }
   static std::vector<std::vector<uint8_t>> read(const std::string& path, uint32_t max_packets,
-                                                uint32_t min_batch, size_t& distinct) {
+                                                uint32_t min_batch, size_t& distinct, size_t& runts,
+                                                std::string& reader_skips) {
     std::vector<std::vector<uint8_t>> out;
     knod::io::PcapReader in(path);
     knod::io::Packet p;
-    while (out.size() < max_packets && in.next(p))
-      if (p.data.size() >= knod::xdp::kEthHlen) out.push_back(p.data);  // as knod run, test_run
+    while (out.size() < max_packets && in.next(p)) {
+      if (p.data.size() >= knod::xdp::kEthHlen)
+        out.push_back(p.data);  // as knod run, test_run
+      else
+        ++runts;
+    }
+    using knod::io::SkipReason;
+    for (SkipReason r : {SkipReason::kTooLarge, SkipReason::kSnapped})
+      if (const uint64_t n = in.skipped_count(r))
+        reader_skips += fmt::format("{}{} {}", reader_skips.empty() ? "" : ", ", n,
+                                    knod::io::skip_reason_name(r));
     if (out.empty())
       throw knod::Error(fmt::format("{}: no usable packets (none of {} to {} bytes)", path,
                                     knod::xdp::kEthHlen, knod::device::kMaxPacket));
@@ -104,7 +115,17 @@ struct Packets {
       for (size_t i = 0; i < distinct; ++i) out.push_back(out[i]);
     return out;
   }
+  /// What bench leaves out (as knod run): the packets of under ETH_HLEN bytes (runts), and
+  /// what the reader skipped (kTooLarge, kSnapped: "N reason, ..."), within --max-packets.
+  std::string skipped_note() const {
+    std::string s = reader_skips;
+    if (runts)
+      s += fmt::format("{}{} shorter than ETH_HLEN (14 bytes)", s.empty() ? "" : ", ", runts);
+    return s;
+  }
   size_t distinct = 0;  ///< packets from the capture (pkts repeats them up to min_batch)
+  size_t runts = 0;
+  std::string reader_skips;
   std::vector<std::vector<uint8_t>> pkts;
   knod::device::BatchStore store;
   knod::device::Batch& b = store.b;
@@ -254,6 +275,7 @@ class Column {
     dev_.idle();  // the next column's round starts now: its cores, not this one's polling
   }
 
+  const Packets& packets() const { return pk_; }
   /// The fastest round so far, the compile times and the last pass's verdicts.
   Result result() const {
     Result r = r_;
@@ -391,6 +413,8 @@ class KernelColumn {
     return r;
   }
 
+  const Packets& packets() const { return pk_; }
+
  private:
   const BenchArgs& a_;
   std::string prog_;
@@ -498,6 +522,16 @@ int bench(const BenchArgs& a) {
     if (interp) r.ci.emplace(c, "interp", 1, a);
     if (cpu) r.c1.emplace(c, "cpu", 1, a), r.cn.emplace(c, "cpu", workers, a);
     if (kernel) r.ck.emplace(c, a);
+  }
+  // Packets left out of a row's capture, as knod run says them (one stderr line per capture).
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Row& r = rows[i];
+    const Packets* pk = r.c1   ? &r.c1->packets()
+                        : r.ci ? &r.ci->packets()
+                        : r.ck ? &r.ck->packets()
+                               : nullptr;
+    if (const std::string note = pk ? pk->skipped_note() : ""; !note.empty())
+      fmt::print(stderr, "knod: warning: {}: packets skipped: {}\n", cs[i].pcap, note);
   }
   std::optional<HostLoop> host;
   if (cpu && workers > 1) host.emplace(workers);

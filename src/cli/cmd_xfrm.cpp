@@ -21,6 +21,7 @@
 #include "base/file.h"
 #include "cli/command.h"
 #include "cli/file_roles.h"
+#include "io/pcap.h"
 #include "xfrm/crypto/engines.h"
 #include "xfrm/esp.h"
 #include "xfrm/install.h"
@@ -51,8 +52,8 @@ struct Frame {
 uint32_t l2_len(int dlt, const uint8_t* p, uint32_t len) {
   if (dlt == DLT_RAW || dlt == DLT_IPV4 || dlt == DLT_IPV6) return 0;
   if (dlt != DLT_EN10MB)
-    throw knod::Error(fmt::format("ipsec: link type {} ({}) not supported: Ethernet or raw IP", dlt,
-                                  pcap_datalink_val_to_name(dlt)));
+    throw knod::Error(
+        fmt::format("ipsec: {} not supported: Ethernet or raw IP", knod::io::link_type_text(dlt)));
   if (len >= 18 && p[12] == 0x81 && p[13] == 0x00) return 18;
   return len >= 14 ? 14 : len;
 }

@@ -96,6 +96,14 @@ MapPreload read_map_preload(const std::string& path) {
         throw Error(where() + ": needs \"key\": \"<hex>\"");
       MapEntry me;
       try {
+        // A key knod does not know would be dropped silently: "flags": "BPF_NOEXIST" (an
+        // update flag of bpf_map_update_elem, not a map file's), or "vlaue".
+        for (const auto& [k, v] : e.items())
+          if (k != "key" && k != "value" && k != "prog")
+            throw Error(
+                fmt::format("unknown key \"{}\" (an entry has \"key\" and \"value\", or "
+                            "\"key\" and \"prog\")",
+                            printable(k, 40)));
         me.key = parse_hex(e["key"].get<std::string>());
         if (e.contains("prog") && e.contains("value"))
           throw Error(

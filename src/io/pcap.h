@@ -39,11 +39,17 @@ struct Skip {
   uint32_t len;     ///< bytes on the wire
 };
 
+/// A link type as tcpdump names it: "link-type RAW (Raw IP)". `dlt` is libpcap's DLT value
+/// (pcap_datalink), which is not always the file's LINKTYPE number (LINKTYPE_RAW 101 is
+/// DLT_RAW 12), so no number is shown.
+std::string link_type_text(int dlt);
+
 /// Reads a pcap or pcapng file (pcap_open_offline handles both) frame by frame.
 class PcapReader {
  public:
   /// Opens `path`. Throws knod::Error when the file cannot be opened or parsed, or when its
-  /// link type is not Ethernet: "link type N (NAME) not supported: knod runs XDP on Ethernet".
+  /// link type is not Ethernet: "link-type NAME (DESCRIPTION) not supported: knod runs XDP on
+  /// Ethernet".
   /// `max_len`: frames longer than this (bytes on the wire) are skipped as kTooLarge.
   explicit PcapReader(const std::string& path, uint32_t max_len = kDefaultMaxLen);
   ~PcapReader();

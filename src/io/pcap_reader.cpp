@@ -23,12 +23,18 @@ PcapReader::PcapReader(const std::string& path, uint32_t max_len) : path_(path),
   if (!pcap_) throw Error(fmt::format("{}: {}", path, errbuf));
   int dlt = pcap_datalink(pcap_);
   if (dlt != DLT_EN10MB) {
-    const char* name = pcap_datalink_val_to_name(dlt);
     pcap_close(pcap_);
     pcap_ = nullptr;
-    throw Error(fmt::format("{}: link type {} ({}) not supported: knod runs XDP on Ethernet", path,
-                            dlt, name ? name : "unknown"));
+    throw Error(
+        fmt::format("{}: {} not supported: knod runs XDP on Ethernet", path, link_type_text(dlt)));
   }
+}
+
+std::string link_type_text(int dlt) {
+  const char* name = pcap_datalink_val_to_name(dlt);
+  const char* what = pcap_datalink_val_to_description(dlt);
+  if (!name) return fmt::format("link-type {} (unknown)", dlt);
+  return fmt::format("link-type {} ({})", name, what ? what : "?");
 }
 
 PcapReader::~PcapReader() {

@@ -171,10 +171,10 @@ TEST(BadCapture, NotEthernet) {
   std::string ip = udp_frame(60).substr(14);  // the IPv4 packet without its Ethernet header
   write_file(dir + "/raw.pcap", pcap_bytes(101, {ip}));  // LINKTYPE_RAW (DLT_RAW is 12)
   expect_one_line(run_l4lb("-r " + dir + "/raw.pcap"), 1,
-                  {"raw.pcap", "link type", "RAW", "not supported", "Ethernet"});
+                  {"raw.pcap", "link-type RAW (Raw IP) not supported", "Ethernet"});
   write_file(dir + "/sll.pcap", pcap_bytes(113, {std::string(16, '\0') + ip}));  // LINUX_SLL
   expect_one_line(run_l4lb("-r " + dir + "/sll.pcap"), 1,
-                  {"sll.pcap", "link type 113", "LINUX_SLL", "not supported"});
+                  {"sll.pcap", "link-type LINUX_SLL (", "not supported"});
 }
 
 TEST(BadCapture, FrameLargerThanXdpIsCountedAndSkipped) {
@@ -303,6 +303,20 @@ TEST(BadMapFile, HexWhitespaceAndUnprintableDigits) {
              "\"value\": \"0100000000000000\"}]}}");
   expect_one_line(knod("map dump " + kL4lb + " --map-load " + p), 1,
                   {p, "vip_map[0]", "bad hex digit '\\x00' in \"0a00000200500600\\x00\""});
+}
+
+// An entry key knod does not know is refused, naming it: it was dropped silently, so a
+// "flags" meant for the update (BPF_NOEXIST) or a misspelt "value" did nothing.
+TEST(BadMapFile, UnknownEntryKeyIsNamed) {
+  std::string p = temp_dir() + "/m.json";
+  write_file(p,
+             "{\"maps\": {\"vip_map\": [{\"key\": \"0a00000200500600\", "
+             "\"value\": \"0100000000000000\", \"flags\": \"BPF_NOEXIST\"}]}}");
+  expect_one_line(knod("map dump " + kL4lb + " --map-load " + p), 1,
+                  {p, "vip_map[0]", "unknown key \"flags\""});
+  write_file(p, "{\"maps\": {\"vip_map\": [{\"key\": \"0a00000200500600\", \"vlaue\": \"01\"}]}}");
+  expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
+                  {p, "vip_map[0]", "unknown key \"vlaue\""});
 }
 
 // A directory given where a file is read: std::ifstream opens it and reads nothing, which

@@ -110,7 +110,8 @@ TEST(Bench, NothingToRunIsOneLine) {
 }
 
 // Frames under ETH_HLEN are left out, as knod run and BPF_PROG_TEST_RUN refuse them: a
-// capture of nothing else is one line.
+// capture of nothing else is one line; with usable frames too, a warning line says what was
+// left out (as knod run's), the larger-than-a-frame ones too.
 TEST(Bench, RuntFramesAreLeftOut) {
   const std::string dir = temp_dir();
   write_file(dir + "/runt.pcap", pcap_bytes(1, {std::string(10, 'x'), std::string(13, 'y')}));
@@ -119,6 +120,18 @@ TEST(Bench, RuntFramesAreLeftOut) {
   EXPECT_EQ(r.rc, 1) << r.out;
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
   EXPECT_NE(r.err.find("no usable packets"), std::string::npos) << r.err;
+  write_file(dir + "/mixed.pcap", pcap_bytes(1, {std::string(10, 'x'), udp_frame(64),
+                                                 udp_frame(4000), std::string(13, 'y')}));
+  r = knod("bench " + std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o -r " + dir +
+           "/mixed.pcap --repeat 1 --rounds 1 --device cpu");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("knod: warning: " + dir +
+                       "/mixed.pcap: packets skipped: 1 larger than the XDP frame, 2 shorter "
+                       "than ETH_HLEN (14 bytes)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("icmp_echo:xdp_icmp_echo      1 "), std::string::npos) << r.out;  // 1 used
 }
 
 // The kernel refusing an object: one line naming the verifier's reason.

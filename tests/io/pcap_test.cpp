@@ -181,7 +181,7 @@ TEST_F(PcapTest, NonEthernetLinkTypeIsRefused) {
     FAIL() << "no error";
   } catch (const knod::Error& e) {
     std::string m = e.what();
-    EXPECT_NE(m.find("link type 12 (RAW) not supported: knod runs XDP on Ethernet"),
+    EXPECT_NE(m.find("link-type RAW (Raw IP) not supported: knod runs XDP on Ethernet"),
               std::string::npos)
         << m;
   }

@@ -233,6 +233,11 @@ int run(const RunArgs& a) {
     e["skipped_too_large"] = r.skipped_too_large;
     e["skipped_runt"] = r.skipped_runt;
     e["truncated_capture"] = r.truncated;
+    if (!r.cpu.items.empty())  // the CPU device's workers: what each ran, how batches went
+      s["cpu_device"] = {{"workers", r.cpu.items.size()},
+                         {"packets_per_worker", r.cpu.items},
+                         {"late_worker_slices", r.cpu.late},
+                         {"stalled_worker_slices", r.cpu.stalls}};
     if (xfrm) s["xfrm"] = xfrm->stats_json();
     if (a.persistent)
       s["persistent"] = {{"batches", r.batch_latency_ns.size()},

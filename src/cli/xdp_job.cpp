@@ -294,6 +294,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     res.batch_latency_ns = session->latency_ns();
     res.batches_by_timeout = session->flushed_by_timeout();
   }
+  if (!gpu) res.cpu = dev.stats();
   res.skipped_snapped = in.skipped_count(io::SkipReason::kSnapped);
   res.skipped_too_large = in.skipped_count(io::SkipReason::kTooLarge);
   res.truncated = in.truncated();

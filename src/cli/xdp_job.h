@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "device/cpu/cpu_device.h"
 #include "device/gpu/batch_device.h"
 #include "loader/object.h"
 #include "vm/executor.h"
@@ -94,6 +95,9 @@ struct JobResult {
   double seconds = 0;                      ///< wall time of the batches (excl. I/O)
   std::vector<uint64_t> batch_latency_ns;  ///< --persistent: per batch, first packet read to done
   uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
+  /// The CPU device's counters (packets per worker, late and stalled workers); empty items
+  /// for a GPU device.
+  device::CpuStats cpu;
 };
 
 /// Runs `rt`'s program over opts.in_pcap with `ex`. Throws knod::Error for I/O errors.

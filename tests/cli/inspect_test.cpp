@@ -211,6 +211,8 @@ TEST(Run, PreloadedRouteDropsEverything) {
   nlohmann::json s = nlohmann::json::parse(read_file(dir + "/stats.json"));
   EXPECT_EQ(s["packets"], 10);
   EXPECT_EQ(s["verdicts"]["XDP_DROP"], 10) << s.dump();
+  EXPECT_EQ(s["cpu_device"]["workers"], 1) << s.dump();  // device::CpuStats
+  EXPECT_EQ(s["cpu_device"]["packets_per_worker"], nlohmann::json::array({10})) << s.dump();
   nlohmann::json m = nlohmann::json::parse(read_file(dir + "/maps.json"));
   for (const auto& jm : m)
     if (jm["name"] == "stats") {
@@ -246,7 +248,7 @@ TEST(Run, EachCpuRunsItsPacketsInCaptureOrder) {
     for (const char* batch : {"64", "256"}) {
       const std::string dir = temp_dir();
       Result r = knod("run " + obj + " -r " + pcap + " --device " + dev + " --workers 2 --batch " +
-                      batch + " -w " + dir + "/out.pcap");
+                      batch + " -w " + dir + "/out.pcap --stats " + dir + "/s.json");
       ASSERT_EQ(r.rc, 0) << r.err;
       const std::string f = read_file(dir + "/out.pcap");
       uint32_t next[256] = {}, frames = 0;
@@ -262,6 +264,10 @@ TEST(Run, EachCpuRunsItsPacketsInCaptureOrder) {
         off += 16 + caplen;
       }
       EXPECT_EQ(frames, 246u) << dev;
+      // --stats counts each worker's packets as the program did (device::CpuStats::items).
+      nlohmann::json s = nlohmann::json::parse(read_file(dir + "/s.json"));
+      EXPECT_EQ(s["cpu_device"]["packets_per_worker"], nlohmann::json::array({next[0], next[1]}))
+          << dev << " batch " << batch << ": " << s.dump();
     }
 }
 

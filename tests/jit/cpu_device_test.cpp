@@ -247,11 +247,12 @@ TEST(CpuDevice, LightItemsStayWithTheirOwner) {
   EXPECT_EQ(clean, judged);
 }
 
-// Home slices follow the workers' pace: worker 1 spends 4x as long per item as the caller
-// (both light, ~10-40 ns), so after a few runs its slice is the smaller one: 1/5 of the batch
-// when the paces hold (items per ns 1/4 of the caller's), where equal paces would give it
-// half. Judged are the runs worker 1 joined: first empty runs until it joins one (a sleeping
-// vCPU took up to a few ms to wake here), and on a loaded host it may still be late.
+// Home slices follow the workers' pace: worker 1 spends 10x as long per item as the caller
+// (both light, ~4-40 ns), so after a few runs its slice is the smaller one: 1/5 of the batch
+// (paces count at most 4x apart), where equal paces give it half, 512 items. Even a caller
+// slowed 2x by another process on its CPU (ctest -j2) keeps it at 1/3. Judged are the runs
+// worker 1 joined: first empty runs until it joins one (a sleeping vCPU took up to a few ms
+// to wake here), and on a loaded host it may still be late; the median of its last 9.
 TEST(CpuDevice, HomeSlicesFollowTheWorkersPace) {
   using Clock = std::chrono::steady_clock;
   CpuDevice dev(CpuOptions{2, 64});
@@ -266,15 +267,16 @@ TEST(CpuDevice, HomeSlicesFollowTheWorkersPace) {
   for (int run = 0; run < 60; ++run) {
     std::atomic<uint32_t> n1{0};
     dev.for_chunks(1024, 0, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
-      for (uint32_t i = lo; i < hi; ++i) spin(cpu == 1 ? 100 : 25);
+      for (uint32_t i = lo; i < hi; ++i) spin(cpu == 1 ? 100 : 10);
       if (cpu == 1) n1 += hi - lo;
     });
     if (n1) own1.push_back(n1);
   }
   if (own1.size() < 10) GTEST_SKIP() << "worker 1 joined only " << own1.size() << " of 60 runs";
-  const std::vector<uint32_t> last(own1.end() - 5, own1.end());
-  EXPECT_LT(*std::max_element(last.begin(), last.end()), 1024u * 35 / 100)
-      << "worker 1's items in its last 5 runs (1/5 of 1024 when the paces hold)";
+  std::vector<uint32_t> last(own1.end() - 9, own1.end());
+  std::nth_element(last.begin(), last.begin() + 4, last.end());
+  EXPECT_LT(last[4], 1024u * 40 / 100)
+      << "worker 1's items, the median of its last 9 runs (205 when the paces hold)";
   const CpuStats st = dev.stats();
   EXPECT_EQ(st.runs, warm.runs + 60);
   ASSERT_EQ(st.items.size(), 2u);

@@ -5,15 +5,19 @@
 // the maps go through image upload and write-back between batches. Programs the GPU runtime
 // cannot run must fail to load with their one "not supported on gpusim yet" error.
 #include <gtest/gtest.h>
+#include <linux/bpf.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <map>
 
+#include "../xdp/insns.h"
 #include "base/error.h"
 #include "cli/bundled_examples.h"
 #include "device/gpu/host_sim.h"
 #include "sim_job.h"
+#include "vm/interp.h"
 
 namespace knod::gpu_test {
 namespace {
@@ -83,6 +87,55 @@ TEST(HostSimPerCpu, LaneIsVirtualCpu) {
     ASSERT_EQ(got.maps.size(), want.maps.size());
     for (size_t m = 0; m < want.maps.size(); ++m)
       EXPECT_EQ(got.maps[m], want.maps[m]) << name << " map " << sim_ex.obj.map_specs[m].name;
+  }
+}
+
+// bpf_xdp_adjust_meta on the GPU runtime as on the CPU (xdp::Buff) and the kernel: metadata
+// up to 252 bytes, 4-aligned (xdp_metalen_invalid: skb_shared_info.meta_len is a u8; -EACCES
+// else), and not into the xdp_frame's 40 bytes of headroom (-EINVAL): of 256 bytes of
+// headroom, 216 are the most. The GPU runtime allowed 32 (the limit before Linux 6.x's u8).
+// r0 = XDP_TX where the helper returned 0, else XDP_DROP; a 64-byte packet at 256.
+TEST(HostSimXdp, AdjustMetaLimitsAsTheKernel) {
+  using namespace knod::xdp::test;
+  const struct {
+    int32_t delta;
+    uint32_t verdict, meta;
+  } cases[] = {{-4, XDP_TX, 4},     {-32, XDP_TX, 32}, {-36, XDP_TX, 36}, {-216, XDP_TX, 216},
+               {-220, XDP_DROP, 0}, {-6, XDP_DROP, 0}, {4, XDP_DROP, 0}};
+  for (const auto& c : cases) {
+    loader::Object obj;
+    obj.path = "mem";
+    obj.programs.push_back({"p", "xdp", BPF_PROG_TYPE_XDP,
+                            prog({
+                                mov64_imm(2, c.delta),
+                                call(BPF_FUNC_xdp_adjust_meta),
+                                mov64_reg(1, 0),
+                                mov64_imm(0, XDP_TX),
+                                jmp_imm(BPF_JEQ, 1, 0, 1),
+                                mov64_imm(0, XDP_DROP),
+                                exit_insn(),
+                            })});
+    xdp::Runtime sim_rt(obj, "p", {}), cpu_rt(obj, "p", {});
+    const auto run = [&](bool gpu) {
+      std::vector<uint8_t> frame(device::kFrameSize, 0x11);
+      uint32_t off = device::kXdpHeadroom, len = 64, meta = 0, ifindex = 1, rxq = 0, verdict = 9;
+      uint64_t redirect = 0;
+      uint8_t fault = 0;
+      device::Batch b{1,    device::kFrameSize, frame.data(), &off,   &len,   &meta, &ifindex,
+                      &rxq, &verdict,           &redirect,    &fault, nullptr};
+      if (gpu) {
+        device::gpu::HostSim sim;
+        sim.load(sim_rt.env(), 0, device::gpu::Mode::kXdp);
+        sim.run(b);
+      } else {
+        vm::Interpreter interp;
+        cpu_rt.run_packets(interp, b, 0, 1, 0);
+      }
+      return std::array<uint32_t, 3>{verdict, meta, uint32_t(fault)};
+    };
+    const auto want = std::array<uint32_t, 3>{c.verdict, c.meta, 0};
+    EXPECT_EQ(run(false), want) << "cpu, delta " << c.delta;
+    EXPECT_EQ(run(true), want) << "gpusim, delta " << c.delta;
   }
 }
 

@@ -21,6 +21,7 @@
 #define ETH_HLEN 14
 #define XDP_FRAME_SIZE 40 /* sizeof(struct xdp_frame), kept before data by adjust_head */
 #define TAILROOM 320      /* SKB_DATA_ALIGN(sizeof(struct skb_shared_info)), x86-64 */
+#define XDP_META_MAX 252  /* xdp_metalen_invalid(): u8 meta_len, 4-aligned (xdp::kMaxMetaLen) */
 #define BPF_NOEXIST 1
 #define BPF_EXIST 2
 #define BPF_F_RDONLY_PROG (1u << 7)
@@ -556,7 +557,7 @@ RT uint64_t adjust_meta(run_t* run, int64_t delta) {
   int64_t meta = (int64_t)run->data_off - run->meta_len + (int32_t)delta;
   if (meta < XDP_FRAME_SIZE || meta > (int64_t)run->data_off) return (uint64_t)-EINVAL;
   uint32_t len = run->data_off - (uint32_t)meta;
-  if ((len & 3) || len > 32) return (uint64_t)-EACCES;
+  if ((len & 3) || len > XDP_META_MAX) return (uint64_t)-EACCES;
   run->meta_len = len;
   set_packet_region(run);
   return 0;

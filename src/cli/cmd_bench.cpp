@@ -490,8 +490,9 @@ int bench(const BenchArgs& a) {
   // never runs into the next.
   constexpr auto kRow =
       "{:<24} {:>5} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}\n";
-  fmt::print("repeat {} (best of {} rounds), knod batch >= {} packets, {} worker{} for jit-N, {}\n",
-             a.repeat, a.rounds, a.min_batch, workers, workers == 1 ? "" : "s",
+  fmt::print("repeat {} (best of {} rounds), knod batch >= {} packets, {}{}\n", a.repeat, a.rounds,
+             a.min_batch,
+             cpu ? fmt::format("{} worker{} for jit-N, ", workers, workers == 1 ? "" : "s") : "",
              a.reset ? "packets reset before each repeat" : "changes accumulate across repeats");
   fmt::print(kRow, "program", "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1",
              "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1");
@@ -568,9 +569,9 @@ int bench(const BenchArgs& a) {
         max_compile, max_compile_cpu);
   if (hand.runs)
     fmt::print(
-        "jit-N hand-off: the caller ran a late worker's slice in {} and a stalled one's in {} of "
-        "{} batches; worker 0 ran {:.1f}% of the packets\n",
-        hand.late, hand.stalls, hand.runs, 100.0 * double(hand.caller_items) / double(hand.items));
+        "jit-N hand-off: in {} batches the caller ran {} slices of late workers and {} of stalled "
+        "ones; worker 0 ran {:.1f}% of the packets\n",
+        hand.runs, hand.late, hand.stalls, 100.0 * double(hand.caller_items) / double(hand.items));
   if (cs.size() > 1) {
     if (n_int) fmt::print("geomean interp/jit-1 speedup: {:.2f}\n", std::exp(log_int / n_int));
     if (n_scale) {

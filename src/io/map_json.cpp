@@ -84,6 +84,10 @@ MapPreload read_map_preload(const std::string& path) {
                             path, twice));
   if (!j.is_object() || !j.contains("maps") || !j["maps"].is_object())
     throw Error(fmt::format("{}: expected {{\"maps\": {{...}}}}", path));
+  for (const auto& [k, v] : j.items())
+    if (k != "maps")
+      throw Error(fmt::format("{}: unknown key \"{}\" (a map file is {{\"maps\": {{...}}}})", path,
+                              printable(k, 40)));
   MapPreload out;
   for (auto& [name, entries] : j["maps"].items()) {
     if (!entries.is_array())
@@ -92,7 +96,10 @@ MapPreload read_map_preload(const std::string& path) {
     size_t i = 0;
     for (const auto& e : entries) {
       auto where = [&] { return fmt::format("{}: {}[{}]", path, name, i); };
-      if (!e.is_object() || !e.contains("key") || !e["key"].is_string())
+      if (!e.is_object())
+        throw Error(where() +
+                    ": an entry is an object: {\"key\": \"<hex>\", \"value\": \"<hex>\"}");
+      if (!e.contains("key") || !e["key"].is_string())
         throw Error(where() + ": needs \"key\": \"<hex>\"");
       MapEntry me;
       try {

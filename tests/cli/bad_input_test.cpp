@@ -317,6 +317,12 @@ TEST(BadMapFile, UnknownEntryKeyIsNamed) {
   write_file(p, "{\"maps\": {\"vip_map\": [{\"key\": \"0a00000200500600\", \"vlaue\": \"01\"}]}}");
   expect_one_line(knod("run " + kL4lb + " -r " + kPing4 + " --map-load " + p), 1,
                   {p, "vip_map[0]", "unknown key \"vlaue\""});
+  write_file(p, "{\"maps\": {}, \"flags\": \"BPF_NOEXIST\"}");  // beside "maps" too
+  expect_one_line(knod("map dump " + kL4lb + " --map-load " + p), 1,
+                  {p, "unknown key \"flags\" (a map file is {\"maps\": {...}})"});
+  write_file(p, "{\"maps\": {\"vip_map\": [[\"0a00000200500600\"]]}}");
+  expect_one_line(knod("map dump " + kL4lb + " --map-load " + p), 1,
+                  {p, "vip_map[0]: an entry is an object"});
 }
 
 // A directory given where a file is read: std::ifstream opens it and reads nothing, which

@@ -48,12 +48,14 @@ struct Frame {
   timeval ts{};
 };
 
-/// Bytes of link header before the IP header for this link type; throws when unsupported.
+/// Link types ipsec reads: Ethernet or raw IP.
+bool ip_link(int dlt) {
+  return dlt == DLT_EN10MB || dlt == DLT_RAW || dlt == DLT_IPV4 || dlt == DLT_IPV6;
+}
+
+/// Bytes of link header before the IP header for this link type (ip_link(dlt)).
 uint32_t l2_len(int dlt, const uint8_t* p, uint32_t len) {
-  if (dlt == DLT_RAW || dlt == DLT_IPV4 || dlt == DLT_IPV6) return 0;
-  if (dlt != DLT_EN10MB)
-    throw knod::Error(
-        fmt::format("ipsec: {} not supported: Ethernet or raw IP", knod::io::link_type_text(dlt)));
+  if (dlt != DLT_EN10MB) return 0;
   if (len >= 18 && p[12] == 0x81 && p[13] == 0x00) return 18;
   return len >= 14 ? 14 : len;
 }
@@ -246,6 +248,11 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   pcap_t* pin = pcap_open_offline(in.c_str(), err);
   if (!pin) throw knod::Error(fmt::format("ipsec: cannot read '{}': {}", in, err));
   int dlt = pcap_datalink(pin);
+  if (!ip_link(dlt)) {  // before any output file exists
+    pcap_close(pin);
+    throw knod::Error(fmt::format("ipsec: {}: {} not supported: Ethernet or raw IP", in,
+                                  knod::io::link_type_text(dlt)));
+  }
   pcap_t* dead = nullptr;
   pcap_dumper_t* dump = nullptr;
   if (!out.empty()) {

@@ -175,6 +175,17 @@ TEST(BadCapture, NotEthernet) {
   write_file(dir + "/sll.pcap", pcap_bytes(113, {std::string(16, '\0') + ip}));  // LINUX_SLL
   expect_one_line(run_l4lb("-r " + dir + "/sll.pcap"), 1,
                   {"sll.pcap", "link-type LINUX_SLL (", "not supported"});
+  // knod ipsec takes raw IP too, not SLL: refused before its output file exists (it named
+  // the output instead, "link-layer type 999 isn't supported in savefiles", or left a
+  // header-only file).
+  const std::string out = dir + "/esp.pcap";
+  expect_one_line(knod("ipsec --xfrm /dev/null -r " + dir + "/sll.pcap -w " + out), 1,
+                  {"sll.pcap: link-type LINUX_SLL (", "not supported: Ethernet or raw IP"});
+  EXPECT_FALSE(std::filesystem::exists(out));
+  write_file(dir + "/odd.pcap", pcap_bytes(999, {ip}));
+  expect_one_line(knod("ipsec --xfrm /dev/null -r " + dir + "/odd.pcap -w " + out), 1,
+                  {"odd.pcap: link-type 999 (unknown) not supported"});
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST(BadCapture, FrameLargerThanXdpIsCountedAndSkipped) {

@@ -49,7 +49,8 @@ class PcapReader {
  public:
   /// Opens `path`. Throws knod::Error when the file cannot be opened or parsed, or when its
   /// link type is not Ethernet: "link-type NAME (DESCRIPTION) not supported: knod runs XDP on
-  /// Ethernet".
+  /// Ethernet". next() throws it for a pcapng interface whose link type differs from the
+  /// first's (libpcap reads one per file).
   /// `max_len`: frames longer than this (bytes on the wire) are skipped as kTooLarge.
   explicit PcapReader(const std::string& path, uint32_t max_len = kDefaultMaxLen);
   ~PcapReader();

@@ -48,7 +48,15 @@ bool PcapReader::next(Packet& p) {
     int rc = pcap_next_ex(pcap_, &hdr, &bytes);
     if (rc == PCAP_ERROR_BREAK) return false;  // clean end of file
     if (rc != 1) {
-      error_ = fmt::format("{}: record {}: {}", path_, index_, pcap_geterr(pcap_));
+      const std::string why = pcap_geterr(pcap_);
+      // libpcap reads one link type per file: a pcapng interface of another type is a capture
+      // knod cannot read, not a damaged one ("cut short").
+      if (why.find("different from the type of the first interface") != std::string::npos)
+        throw Error(fmt::format(
+            "{}: record {}: {}: knod reads captures of one link type (one file per interface: "
+            "tshark -r IN -Y 'frame.interface_id == 0' -w OUT)",
+            path_, index_, why));
+      error_ = fmt::format("{}: record {}: {}", path_, index_, why);
       return false;
     }
     uint64_t index = index_++;

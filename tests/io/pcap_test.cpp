@@ -253,6 +253,37 @@ TEST_F(PcapTest, ReadsPcapng) {
   EXPECT_FALSE(r.next(p));
   EXPECT_FALSE(r.truncated());
 
+  // A second interface of another link type (RAW) after the first packet: libpcap reads one
+  // link type per file, and knod says so (it reported a capture cut short).
+  {
+    const size_t keep = b.size();
+    u32(1);  // IDB: link type 101 (LINKTYPE_RAW), no options
+    u32(20);
+    u16(101);
+    u16(0);
+    u32(0);
+    u32(20);
+    epb(kT0 + 9, frame(60, 9));
+    std::ofstream(path("mixed.pcapng"), std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    b.resize(keep);
+    PcapReader m(path("mixed.pcapng"));
+    ASSERT_TRUE(m.next(p));
+    ASSERT_TRUE(m.next(p));
+    try {
+      m.next(p);
+      FAIL() << "no error";
+    } catch (const knod::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("record 2: an interface has a type 101 different from "
+                                           "the type of the first interface"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("knod reads captures of one link type"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+
   // pcapng in, pcap out: same frames and timestamps.
   {
     PcapReader in(path("a.pcapng"));

@@ -3,9 +3,9 @@
 //    holds on GPU machines too) --device cuda exits 1 with one stderr line naming the cause;
 //  - --device amdgpu exits 1 with one line: no AMD runtime;
 //  - --device gpusim (the GPU runtime and batch kernel on the host) writes the same pcaps,
-//    map dump and stats (but the "device" field) as --device cpu --workers 1 for every
-//    bundled example on its capture, and so does --device gpusim --persistent (a persistent
-//    kernel session with a batch timeout).
+//    map dump and stats (but the "device" field and cpu's "cpu_device") as --device cpu --workers 1
+//    for every bundled example on its capture, and so does --device gpusim --persistent (a
+//    persistent kernel session with a batch timeout).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,6 +137,10 @@ TEST_P(CliGpusim, SameOutputsAsCpu) {
     auto p = stats.find(",\n  \"persistent\": {");
     EXPECT_EQ(p != std::string::npos, !more.empty()) << label << ": " << stats;
     if (p != std::string::npos) stats.erase(p, stats.find('}', p) + 1 - p);
+    // The CPU device's worker counters: only --device cpu has them (not compared).
+    auto c = stats.find("\n  \"cpu_device\": {");
+    EXPECT_EQ(c != std::string::npos, dev == "cpu") << label << ": " << stats;
+    if (c != std::string::npos) stats.erase(c, stats.find("},", c) + 2 - c);
     std::filesystem::remove_all(d);
   }
   if (kUnsupported.count(ex.name)) return;

@@ -1,10 +1,14 @@
 // `knod run OBJ -r IN.pcap ...`: the main job. Runs an XDP program over a capture on a
 // device and writes the packets out split by verdict (tcpdump/bpftool conventions).
+// `knod run OBJ --tap NAME ...`: the same on the frames a TAP interface carries, live, with
+// XDP_TX frames sent back into it, until -c packets, --duration or Ctrl-C.
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -32,7 +36,11 @@ struct RunArgs {
   std::string fib, trace, perf, ringbuf;
   std::string xfrm, xfrm_dir = "out", xfrm_engine = "openssl";  // ESP after XDP_PASS
   std::vector<std::string> map_load, max_entries;
+  std::string tap;  // --tap NAME instead of -r
   uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0;
+  bool ifindex_set = false;
+  uint64_t count = 0;   // -c: packets
+  double duration = 0;  // --duration: seconds (--tap)
   uint64_t clock_ns = 0, seed = 0, insn_budget = knod::vm::kDefaultInsnBudget;
   bool pcap_clock = false;
   bool quiet = false;
@@ -66,6 +74,22 @@ void check_distinct_outputs(const RunArgs& a) {
                                 {"--perf", a.perf},
                                 {"--ringbuf", a.ringbuf}};
   knod::cli::check_file_roles(ins, outs);
+}
+
+std::atomic<bool> g_stop{false};  // --tap: SIGINT / SIGTERM end the run after its batch
+
+extern "C" void on_stop_signal(int) {
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+/// --tap: Ctrl-C and SIGTERM stop the run cleanly (counters printed, files closed, exit 0).
+/// No SA_RESTART, so that a wait for the next frame returns at once.
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 int run(const RunArgs& a) {
@@ -146,9 +170,17 @@ int run(const RunArgs& a) {
 
   knod::cli::JobOptions jo;
   jo.in_pcap = a.in;
+  jo.in_tap = a.tap;
+  jo.max_packets = a.count;
+  jo.duration_ns = static_cast<uint64_t>(a.duration * 1e9);
+  if (!a.tap.empty()) {
+    if (!a.ifindex_set) jo.ifindex = 0;  // the TAP's own
+    catch_stop_signals();
+    jo.stop = &g_stop;
+  }
   jo.out_all = a.out_all;
   for (int v = 0; v < 5; ++v) jo.out_by_verdict[v] = a.verdict_out[v];
-  jo.ifindex = a.ifindex;
+  if (a.tap.empty() || a.ifindex_set) jo.ifindex = a.ifindex;
   jo.rxq = a.rxq;
   jo.batch = a.batch;
   jo.workers = workers;
@@ -171,8 +203,10 @@ int run(const RunArgs& a) {
   if (jo.progress) fmt::print(stderr, "\r");
 
   if (!a.quiet) {
+    const std::string from =
+        a.tap.empty() ? a.in : fmt::format("tap {} (ifindex {})", a.tap, r.tap_ifindex);
     fmt::print("{} on {} ({} worker{}): {} packets, {} bytes from {}\n", prog, a.device, workers,
-               workers == 1 ? "" : "s", r.packets, r.bytes, a.in);
+               workers == 1 ? "" : "s", r.packets, r.bytes, from);
     fmt::print("{:<14}{:>10}{:>12}{:>9}\n", "verdict", "packets", "bytes", "%");
     for (uint32_t v = 0; v < 5; ++v)
       fmt::print("{:<14}{:>10}{:>12}{:>8.1f}%\n", knod::xdp::action_name(v), r.verdict_packets[v],
@@ -185,6 +219,10 @@ int run(const RunArgs& a) {
           "skipped: {} snapped (caplen < len), {} larger than the XDP frame, {} shorter "
           "than ETH_HLEN\n",
           r.skipped_snapped, r.skipped_too_large, r.skipped_runt);
+    if (!a.tap.empty())
+      fmt::print("tap {}: {} XDP_TX frame{} sent back{}\n", a.tap, r.tap_tx,
+                 r.tap_tx == 1 ? "" : "s",
+                 r.tap_tx_errors ? fmt::format(", {} refused by the kernel", r.tap_tx_errors) : "");
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
@@ -239,6 +277,11 @@ int run(const RunArgs& a) {
                          {"late_worker_slices", r.cpu.late},
                          {"stalled_worker_slices", r.cpu.stalls}};
     if (xfrm) s["xfrm"] = xfrm->stats_json();
+    if (!a.tap.empty())
+      s["tap"] = {{"name", a.tap},
+                  {"ifindex", r.tap_ifindex},
+                  {"tx_sent", r.tap_tx},
+                  {"tx_refused", r.tap_tx_errors}};
     if (a.persistent)
       s["persistent"] = {{"batches", r.batch_latency_ns.size()},
                          {"batches_by_timeout", r.batches_by_timeout},
@@ -270,7 +313,15 @@ KNOD_COMMAND(run) {
       app.add_subcommand("run", "Run an XDP program over a capture, split packets by verdict");
   c->add_option("object", a->obj, "eBPF ELF object (clang -target bpf)")->required();
   c->add_option("-p,--prog", a->prog, "program name or section (default: the first)");
-  c->add_option("-r,--read", a->in, "input capture (pcap or pcapng, Ethernet)")->required();
+  c->add_option("-r,--read", a->in, "input capture (pcap or pcapng, Ethernet)");
+  c->add_option("--tap", a->tap,
+                "instead of -r: a TAP interface (created if absent; bring it up with `ip link "
+                "set NAME up`): knod runs the frames the kernel sends out of it and sends XDP_TX "
+                "frames back into it, until -c, --duration or Ctrl-C; needs CAP_NET_ADMIN");
+  c->add_option("-c,--count", a->count, "stop after this many packets (as tcpdump -c)")
+      ->check(CLI::Range(uint64_t(1), UINT64_MAX));
+  c->add_option("--duration", a->duration, "--tap: stop after this many seconds")
+      ->check(CLI::Range(0.001, 1e6));
   c->add_option("-w,--write", a->out_all, "write every packet as the program left it (pcap)");
   c->add_option("--aborted", a->verdict_out[XDP_ABORTED], "write XDP_ABORTED packets here");
   c->add_option("--drop", a->verdict_out[XDP_DROP], "write XDP_DROP packets here");
@@ -298,7 +349,8 @@ KNOD_COMMAND(run) {
   c->add_option("--batch-timeout-us", a->batch_timeout_us,
                 "--persistent: cut a batch this many us after its first packet was read, even "
                 "if it holds fewer than --batch packets (latency control; 0: never)");
-  c->add_option("--ifindex", a->ifindex, "xdp_md->ingress_ifindex");
+  auto* ifx = c->add_option("--ifindex", a->ifindex,
+                            "xdp_md->ingress_ifindex (default 1; --tap: the TAP's ifindex)");
   c->add_option("--rxq", a->rxq, "xdp_md->rx_queue_index");
   c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
   c->add_flag("--pcap-clock", a->pcap_clock,
@@ -323,5 +375,15 @@ KNOD_COMMAND(run) {
       ->check(CLI::IsMember({"in", "out"}));
   c->add_option("--xfrm-engine", a->xfrm_engine, "openssl (default), portable or cuda[:N]");
   c->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
-  c->callback([a, set_action] { set_action([a] { return run(*a); }); });
+  c->callback([a, ifx, set_action] {
+    // Command line errors (exit 2), before anything is loaded.
+    if (a->in.empty() && a->tap.empty())
+      throw CLI::ValidationError("--read is required (or --tap NAME for a live interface)");
+    if (!a->in.empty() && !a->tap.empty())
+      throw CLI::ValidationError("-r and --tap both give the packets: choose one");
+    if (a->duration > 0 && a->tap.empty())
+      throw CLI::ValidationError("--duration: only with --tap (a capture ends; -c limits it)");
+    a->ifindex_set = ifx->count() > 0;
+    set_action([a] { return run(*a); });
+  });
 }

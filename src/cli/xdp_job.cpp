@@ -16,6 +16,7 @@
 #include "device/cuda/device.h"
 #endif
 #include "io/pcap.h"
+#include "io/tap.h"
 #include "jit/executor.h"
 #include "vm/interp.h"
 #include "xfrm/crypto/engines.h"
@@ -203,7 +204,13 @@ namespace {
 JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* gpu,
                   const JobOptions& opts) {
   JobResult res;
-  io::PcapReader in(opts.in_pcap);
+  std::optional<io::PcapReader> in;
+  std::optional<io::TapPort> tap;
+  if (opts.in_tap.empty())
+    in.emplace(opts.in_pcap);
+  else
+    tap.emplace(opts.in_tap), res.tap_ifindex = tap->ifindex();
+  const uint32_t ifindex = tap && opts.ifindex == 0 ? res.tap_ifindex : opts.ifindex;
   std::optional<io::PcapWriter> all;
   std::optional<io::PcapWriter> by[5];
   if (!opts.out_all.empty()) all.emplace(opts.out_all);
@@ -235,9 +242,34 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     session.emplace(*gpu, cap, opts.batch_timeout_ns);
   }
   auto last_report = std::chrono::steady_clock::now();
+  const auto deadline = last_report + std::chrono::nanoseconds(opts.duration_ns);
+  // The next frame for slot n of the batch: 1 (in pkt); 0: none waiting on the TAP now, run
+  // what the batch holds (as NAPI takes what the ring has); -1: the end (the capture is over,
+  // -c packets were taken, --duration passed, a signal).
+  auto next = [&](uint32_t n) -> int {
+    if (opts.max_packets && res.packets + n >= opts.max_packets) return -1;
+    if (in) return in->next(pkt) ? 1 : -1;
+    if (n) return tap->read(pkt, 0) ? 1 : 0;
+    for (;;) {  // an empty batch waits, looking at the stop conditions every 100 ms at most
+      if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return -1;
+      int wait_ms = 100;
+      if (opts.duration_ns) {
+        const auto left = deadline - std::chrono::steady_clock::now();
+        if (left <= std::chrono::nanoseconds(0)) return -1;
+        wait_ms = static_cast<int>(
+            std::min<int64_t>(wait_ms, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
+      }
+      if (tap->read(pkt, wait_ms)) return 1;
+    }
+  };
   for (bool more = true; more;) {
     uint32_t n = 0;
-    while (n < cap && !(session && n && session->due()) && (more = in.next(pkt))) {
+    while (n < cap && !(session && n && session->due())) {
+      const int got = next(n);
+      if (got <= 0) {
+        more = got == 0;
+        break;
+      }
       if (pkt.data.size() < kEthHlen) {  // BPF_PROG_TEST_RUN refuses these (-EINVAL)
         ++res.skipped_runt;
         continue;
@@ -249,14 +281,17 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       st.b.data_off[n] = device::kXdpHeadroom;
       st.b.data_len[n] = static_cast<uint32_t>(pkt.data.size());
       st.b.meta_len[n] = 0;
-      st.b.ingress_ifindex[n] = opts.ifindex;
+      st.b.ingress_ifindex[n] = ifindex;
       st.b.rx_queue_index[n] = opts.rxq;
       st.clock()[n] = pkt.ts_ns;
       res.bytes += pkt.data.size();
       ++n;
       if (session) session->added();
     }
-    if (n == 0) break;
+    if (n == 0) {
+      if (more) continue;
+      break;
+    }
     st.b.count = n;
     auto t0 = std::chrono::steady_clock::now();
     if (session)
@@ -279,6 +314,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
       if (all) all->write(out, st.clock()[i]);
       if (by[v]) by[v]->write(out, st.clock()[i]);
+      if (tap && v == XDP_TX) tap->write(out) ? ++res.tap_tx : ++res.tap_tx_errors;
     }
     res.packets += n;
     if (opts.progress) {
@@ -295,10 +331,14 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     res.batches_by_timeout = session->flushed_by_timeout();
   }
   if (!gpu) res.cpu = dev.stats();
-  res.skipped_snapped = in.skipped_count(io::SkipReason::kSnapped);
-  res.skipped_too_large = in.skipped_count(io::SkipReason::kTooLarge);
-  res.truncated = in.truncated();
-  res.truncated_error = in.error();
+  if (in) {
+    res.skipped_snapped = in->skipped_count(io::SkipReason::kSnapped);
+    res.skipped_too_large = in->skipped_count(io::SkipReason::kTooLarge);
+    res.truncated = in->truncated();
+    res.truncated_error = in->error();
+  } else {
+    res.skipped_too_large = tap->skipped_too_large();
+  }
   if (all) all->close();
   for (auto& w : by)
     if (w) w->close();

@@ -2,6 +2,7 @@
 // batches on a device, writes them out split by verdict, counts everything.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -68,10 +69,15 @@ struct JobDevice {
 JobDevice make_device(const std::string& device);
 
 struct JobOptions {
-  std::string in_pcap;
+  std::string in_pcap;       ///< -r: a capture file; or
+  std::string in_tap;        ///< --tap: a TAP interface (io::TapPort): XDP_TX goes back out
+  uint64_t max_packets = 0;  ///< -c: stop after this many packets run (0: no limit)
+  uint64_t duration_ns = 0;  ///< --duration (--tap): stop after this long (0: no limit)
+  /// --tap: set (by SIGINT or SIGTERM) to stop; the batch that holds packets runs first.
+  const std::atomic<bool>* stop = nullptr;
   std::string out_all;            ///< -w: every packet as the program left it
   std::string out_by_verdict[5];  ///< index = XDP_ABORTED..XDP_REDIRECT; empty = not written
-  uint32_t ifindex = 1;           ///< xdp_md->ingress_ifindex
+  uint32_t ifindex = 1;           ///< xdp_md->ingress_ifindex (--tap: 0 = the TAP's)
   uint32_t rxq = 0;               ///< xdp_md->rx_queue_index
   uint32_t batch = 256;           ///< packets per batch
   uint32_t workers = 1;           ///< CPU device threads
@@ -95,12 +101,15 @@ struct JobResult {
   double seconds = 0;                      ///< wall time of the batches (excl. I/O)
   std::vector<uint64_t> batch_latency_ns;  ///< --persistent: per batch, first packet read to done
   uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
+  uint32_t tap_ifindex = 0;                ///< --tap: the interface's ifindex
+  uint64_t tap_tx = 0, tap_tx_errors = 0;  ///< --tap: XDP_TX frames written back, refused
   /// The CPU device's counters (packets per worker, late and stalled workers); empty items
   /// for a GPU device.
   device::CpuStats cpu;
 };
 
-/// Runs `rt`'s program over opts.in_pcap with `ex`. Throws knod::Error for I/O errors.
+/// Runs `rt`'s program over opts.in_pcap (or opts.in_tap) with `ex`. Throws knod::Error for I/O
+/// errors.
 JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opts);
 /// Same on `dev`: a batch device gets rt.env() (every program, the maps) loaded once and
 /// runs each batch of opts.batch packets at once (lanes in any order on a GPU: use --batch 1

@@ -1,0 +1,93 @@
+#include "io/tap.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "base/error.h"
+
+namespace knod::io {
+
+namespace {
+constexpr size_t kReadMax = 65536;  // a TAP frame is at most the interface MTU + 14 (< 64 KiB)
+}
+
+TapPort::TapPort(const std::string& name, uint32_t max_len) : name_(name), max_len_(max_len) {
+  if (name.empty() || name.size() >= IFNAMSIZ)
+    throw Error(fmt::format("--tap '{}': an interface name has 1 to {} bytes", name, IFNAMSIZ - 1));
+  fd_ = ::open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0)
+    throw Error(fmt::format("--tap {}: cannot open /dev/net/tun ({}{})", name, strerror(errno),
+                            errno == EACCES || errno == EPERM ? ": needs root" : ""));
+  ifreq ifr{};
+  ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+  std::memcpy(ifr.ifr_name, name.data(), name.size());
+  if (::ioctl(fd_, TUNSETIFF, &ifr) < 0) {
+    const int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw Error(fmt::format("--tap {}: cannot create or attach the TAP interface ({}{})", name,
+                            strerror(e),
+                            e == EPERM    ? ": needs CAP_NET_ADMIN"
+                            : e == EINVAL ? ": the name is taken by an interface that is not a TAP"
+                                          : ""));
+  }
+  buf_.resize(kReadMax);
+}
+
+TapPort::~TapPort() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+uint32_t TapPort::ifindex() const {
+  return ::if_nametoindex(name_.c_str());
+}
+
+bool TapPort::read(Packet& p, int timeout_ms) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, buf_.data(), buf_.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) throw Error(fmt::format("--tap {}: read: {}", name_, strerror(errno)));
+      if (timeout_ms == 0) return false;
+      pollfd pf{fd_, POLLIN, 0};
+      const int r = ::poll(&pf, 1, timeout_ms);
+      if (r < 0 && errno != EINTR)
+        throw Error(fmt::format("--tap {}: poll: {}", name_, strerror(errno)));
+      if (r <= 0) return false;  // timed out, or a signal (the caller looks at why)
+      if (pf.revents & (POLLERR | POLLHUP | POLLNVAL))
+        throw Error(fmt::format("--tap {}: the interface went away", name_));
+      continue;
+    }
+    if (static_cast<size_t>(n) > max_len_) {
+      ++skipped_too_large_;
+      continue;
+    }
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    p.ts_ns = uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+    p.wire_len = static_cast<uint32_t>(n);
+    p.data.assign(buf_.data(), buf_.data() + n);
+    return true;
+  }
+}
+
+bool TapPort::write(std::span<const uint8_t> frame) {
+  for (;;) {
+    const ssize_t n = ::write(fd_, frame.data(), frame.size());
+    if (n == static_cast<ssize_t>(frame.size())) return true;
+    if (n < 0 && errno == EINTR) continue;
+    ++write_errors_;
+    return false;
+  }
+}
+
+}  // namespace knod::io

@@ -1,0 +1,56 @@
+// A Linux TAP interface as a knod port (Documentation/networking/tuntap.rst): knod sits at
+// the far end of the interface's wire. The Ethernet frames the kernel sends out of the
+// interface are what knod receives; a frame knod writes is received by the kernel on it, so
+// XDP_TX goes back where the packet came from, as from a NIC's port.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "io/pcap.h"
+
+namespace knod::io {
+
+class TapPort {
+ public:
+  /// Creates TAP interface `name` (IFF_TAP | IFF_NO_PI; at most IFNAMSIZ - 1 = 15 bytes),
+  /// or attaches to an existing persistent one (`ip tuntap add dev NAME mode tap`). A new
+  /// interface is down and goes away when knod exits; `ip link set NAME up` and an address
+  /// make the kernel send through it. Throws knod::Error naming the interface: no
+  /// /dev/net/tun, no CAP_NET_ADMIN ("Operation not permitted"), a name in use by a non-TAP
+  /// interface, a name too long.
+  /// `max_len`: frames longer than this (bytes) are counted as skipped, not returned.
+  explicit TapPort(const std::string& name, uint32_t max_len = PcapReader::kDefaultMaxLen);
+  ~TapPort();
+  TapPort(const TapPort&) = delete;
+  TapPort& operator=(const TapPort&) = delete;
+
+  /// Waits up to `timeout_ms` (0: does not wait; negative: forever) for a frame the kernel
+  /// sent, and fills `p` (ts_ns: CLOCK_REALTIME when read, ns since the Unix epoch; wire_len =
+  /// data.size()). Returns false when none came in time (or a signal interrupted the wait).
+  /// Frames over max_len are skipped (skipped_too_large) and the wait goes on. Throws
+  /// knod::Error on a read error (the interface was deleted: EBADFD/EIO).
+  bool read(Packet& p, int timeout_ms);
+
+  /// Hands one Ethernet frame to the kernel, as received on the interface. Returns false
+  /// and counts it in write_errors() when the kernel refused it (interface down: EIO; no
+  /// buffer: ENOBUFS / EAGAIN); a frame the kernel takes may still be dropped by its stack
+  /// (a destination MAC not the interface's, as any NIC in non-promiscuous mode).
+  bool write(std::span<const uint8_t> frame);
+
+  const std::string& name() const { return name_; }
+  uint32_t ifindex() const;                                          ///< if_nametoindex
+  uint64_t skipped_too_large() const { return skipped_too_large_; }  ///< frames over max_len
+  uint64_t write_errors() const { return write_errors_; }            ///< writes refused
+
+ private:
+  int fd_ = -1;
+  std::string name_;
+  uint32_t max_len_;
+  uint64_t skipped_too_large_ = 0, write_errors_ = 0;
+  std::vector<uint8_t> buf_;
+};
+
+}  // namespace knod::io

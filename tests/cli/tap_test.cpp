@@ -1,0 +1,153 @@
+// `knod run --tap`: the bundled icmp_echo program answers the kernel's pings live. The test
+// enters a network namespace of its own (root; skipped with a message where refused), starts
+// knod on TAP interface kt0, gives kt0 an address and a neighbour 10.0.0.2 (an address
+// icmp_echo.maps.json answers for), and sends ICMP echo requests from a raw socket: the
+// replies the kernel delivers were made by the XDP program (XDP_TX, written back into kt0).
+// Also -c on a capture, and the command line errors of the two sources.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "cli_test.h"
+
+namespace {
+
+using knod::cli_test::knod;
+using knod::cli_test::read_file;
+using knod::cli_test::Result;
+using knod::cli_test::temp_dir;
+
+const std::string kIcmpEcho = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
+const std::string kIcmpMaps = std::string(KNOD_EXAMPLE_SRC_DIR) + "/icmp_echo.maps.json";
+const std::string kPing4 = std::string(KNOD_PCAP_DIR) + "/ping4.pcap";  // 10 frames
+
+std::string enter_netns() {
+  if (::access("/dev/net/tun", R_OK | W_OK) != 0)
+    return std::string("/dev/net/tun: ") + strerror(errno);
+  if (::unshare(CLONE_NEWNET) != 0)
+    return std::string("unshare(CLONE_NEWNET): ") + strerror(errno) + " (needs root)";
+  return "";
+}
+
+// Waits (up to 60 s: knod loads and compiles first, slowly under sanitizers) for `dev`.
+bool wait_for(const std::string& dev) {
+  for (int i = 0; i < 1200; ++i) {
+    if (::if_nametoindex(dev.c_str())) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+uint16_t csum(const uint8_t* p, size_t n) {
+  uint32_t s = 0;
+  for (size_t i = 0; i + 1 < n; i += 2) s += uint32_t(p[i] << 8 | p[i + 1]);
+  if (n & 1) s += uint32_t(p[n - 1] << 8);
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return uint16_t(~s);
+}
+
+TEST(RunTap, AnswersThePingsOfTheKernelWithXdpTx) {
+  if (std::string why = enter_netns(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir();
+  // 3 echo requests (XDP_TX) and one UDP datagram (XDP_PASS): -c 4.
+  auto run = std::async(std::launch::async, [&] {
+    return knod("run " + kIcmpEcho + " --map-load " + kIcmpMaps + " --tap kt0 -c 4 --stats " + dir +
+                "/stats.json --tx " + dir + "/tx.pcap --workers 2");
+  });
+  ASSERT_TRUE(wait_for("kt0")) << "knod made no kt0 in 60 s";
+  ASSERT_EQ(std::system("sysctl -qw net.ipv6.conf.kt0.disable_ipv6=1 && "
+                        "ip addr add 10.0.0.1/24 dev kt0 && ip link set kt0 up && "
+                        "ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev kt0 nud permanent"),
+            0);
+  int s = ::socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+  ASSERT_GE(s, 0) << strerror(errno);
+  timeval tv{10, 0};
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  inet_pton(AF_INET, "10.0.0.2", &to.sin_addr);
+  for (uint8_t seq = 0; seq < 3; ++seq) {
+    uint8_t req[16] = {8, 0, 0, 0, 0x12, 0x34, 0, seq, 'k', 'n', 'o', 'd', '-', 't', 'a', 'p'};
+    const uint16_t c = csum(req, sizeof req);
+    req[2] = uint8_t(c >> 8), req[3] = uint8_t(c);
+    ASSERT_EQ(::sendto(s, req, sizeof req, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 16);
+    uint8_t got[128];
+    sockaddr_in from{};
+    socklen_t fl = sizeof from;
+    const ssize_t n = ::recvfrom(s, got, sizeof got, 0, reinterpret_cast<sockaddr*>(&from), &fl);
+    ASSERT_EQ(n, 20 + 16) << "no echo reply for seq " << int(seq) << ": " << strerror(errno);
+    EXPECT_EQ(from.sin_addr.s_addr, to.sin_addr.s_addr);
+    EXPECT_EQ(got[20], 0);  // ICMP_ECHOREPLY
+    EXPECT_EQ(got[8], 64);  // the TTL icmp_echo sets
+    EXPECT_EQ(csum(got, 20), 0) << "IP header checksum";
+    EXPECT_EQ(csum(got + 20, 16), 0) << "ICMP checksum";
+    EXPECT_EQ(got[26], 0);
+    EXPECT_EQ(got[27], seq);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(got + 28), 8), "knod-tap");
+  }
+  ::close(s);
+  int u = ::socket(AF_INET, SOCK_DGRAM, 0);
+  to.sin_port = htons(9);
+  ASSERT_EQ(::sendto(u, "x", 1, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 1);
+  ::close(u);
+
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("4 packets, 193 bytes from tap kt0 (ifindex "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tap kt0: 3 XDP_TX frames sent back\n"), std::string::npos) << r.out;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["verdicts"]["XDP_TX"], 3);
+  EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1);
+  EXPECT_EQ(st["tap"]["name"], "kt0");
+  EXPECT_EQ(st["tap"]["tx_sent"], 3);
+  EXPECT_EQ(st["tap"]["tx_refused"], 0);
+  EXPECT_GT(st["tap"]["ifindex"].get<int>(), 1);  // lo is 1 in a new namespace
+  // --tx: the 3 replies as sent, 50-byte frames: 24 + 3 x (16 + 50) bytes of pcap.
+  EXPECT_EQ(read_file(dir + "/tx.pcap").size(), 24u + 3 * (16 + 50));
+}
+
+TEST(RunTap, DurationAndCtrlCEndTheRunCleanly) {
+  if (std::string why = enter_netns(); !why.empty()) GTEST_SKIP() << why;
+  Result r = knod("run " + kIcmpEcho + " --tap kt1 --duration 0.2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find(": 0 packets, 0 bytes from tap kt1"), std::string::npos) << r.out;
+  // SIGINT once kt1 exists (the handler is in place before the interface is made).
+  r = knod("run " + kIcmpEcho +
+           " --tap kt1 -q & p=$!; i=0; until ip link show kt1 >/dev/null 2>&1; do "
+           "i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.1; done; kill -INT $p; wait $p");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(RunTap, SourcesOnTheCommandLine) {
+  Result r = knod("run " + kIcmpEcho + " -r " + kPing4 + " --tap kt0");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("-r and --tap both give the packets: choose one"), std::string::npos)
+      << r.err;
+  r = knod("run " + kIcmpEcho + " -r " + kPing4 + " --duration 1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--duration: only with --tap"), std::string::npos) << r.err;
+  r = knod("run " + kIcmpEcho + " --tap abcdefghijklmnop");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --tap 'abcdefghijklmnop': an interface name has 1 to 15 bytes\n");
+  // -c on a capture: the first N frames (ping4.pcap: 10 frames, 5 requests first).
+  r = knod("run " + kIcmpEcho + " --map-load " + kIcmpMaps + " -r " + kPing4 + " -c 3");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find(": 3 packets, "), std::string::npos) << r.out;
+}
+
+}  // namespace

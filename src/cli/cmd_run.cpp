@@ -36,7 +36,7 @@ struct RunArgs {
   std::string fib, trace, perf, ringbuf;
   std::string xfrm, xfrm_dir = "out", xfrm_engine = "openssl";  // ESP after XDP_PASS
   std::vector<std::string> map_load, max_entries;
-  std::string tap;  // --tap NAME instead of -r
+  std::vector<std::string> tap;  // --tap NAME (repeatable) instead of -r
   uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0;
   bool ifindex_set = false;
   uint64_t count = 0;   // -c: packets
@@ -170,7 +170,7 @@ int run(const RunArgs& a) {
 
   knod::cli::JobOptions jo;
   jo.in_pcap = a.in;
-  jo.in_tap = a.tap;
+  jo.in_taps = a.tap;
   jo.max_packets = a.count;
   jo.duration_ns = static_cast<uint64_t>(a.duration * 1e9);
   if (!a.tap.empty()) {
@@ -203,8 +203,9 @@ int run(const RunArgs& a) {
   if (jo.progress) fmt::print(stderr, "\r");
 
   if (!a.quiet) {
-    const std::string from =
-        a.tap.empty() ? a.in : fmt::format("tap {} (ifindex {})", a.tap, r.tap_ifindex);
+    std::string from = a.in;
+    for (const knod::cli::TapCounters& t : r.taps)
+      from += fmt::format("{}tap {} (ifindex {})", from.empty() ? "" : ", ", t.name, t.ifindex);
     fmt::print("{} on {} ({} worker{}): {} packets, {} bytes from {}\n", prog, a.device, workers,
                workers == 1 ? "" : "s", r.packets, r.bytes, from);
     fmt::print("{:<14}{:>10}{:>12}{:>9}\n", "verdict", "packets", "bytes", "%");
@@ -219,10 +220,12 @@ int run(const RunArgs& a) {
           "skipped: {} snapped (caplen < len), {} larger than the XDP frame, {} shorter "
           "than ETH_HLEN\n",
           r.skipped_snapped, r.skipped_too_large, r.skipped_runt);
-    if (!a.tap.empty())
-      fmt::print("tap {}: {} XDP_TX frame{} sent back{}\n", a.tap, r.tap_tx,
-                 r.tap_tx == 1 ? "" : "s",
-                 r.tap_tx_errors ? fmt::format(", {} refused by the kernel", r.tap_tx_errors) : "");
+    for (const knod::cli::TapCounters& t : r.taps)
+      fmt::print("tap {}: {} frames in; out: {} XDP_TX, {} XDP_REDIRECT{}\n", t.name, t.rx, t.tx,
+                 t.redirected,
+                 t.refused ? fmt::format(" ({} more refused by the kernel)", t.refused) : "");
+    if (r.redirect_unsent)
+      fmt::print("XDP_REDIRECT to no --tap port (counted, not sent): {}\n", r.redirect_unsent);
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
@@ -277,11 +280,17 @@ int run(const RunArgs& a) {
                          {"late_worker_slices", r.cpu.late},
                          {"stalled_worker_slices", r.cpu.stalls}};
     if (xfrm) s["xfrm"] = xfrm->stats_json();
-    if (!a.tap.empty())
-      s["tap"] = {{"name", a.tap},
-                  {"ifindex", r.tap_ifindex},
-                  {"tx_sent", r.tap_tx},
-                  {"tx_refused", r.tap_tx_errors}};
+    if (!a.tap.empty()) {
+      s["taps"] = nlohmann::json::array();
+      for (const knod::cli::TapCounters& t : r.taps)
+        s["taps"].push_back({{"name", t.name},
+                             {"ifindex", t.ifindex},
+                             {"rx", t.rx},
+                             {"tx", t.tx},
+                             {"redirected", t.redirected},
+                             {"refused", t.refused}});
+      s["redirect_unsent"] = r.redirect_unsent;
+    }
     if (a.persistent)
       s["persistent"] = {{"batches", r.batch_latency_ns.size()},
                          {"batches_by_timeout", r.batches_by_timeout},
@@ -317,7 +326,10 @@ KNOD_COMMAND(run) {
   c->add_option("--tap", a->tap,
                 "instead of -r: a TAP interface (created if absent; bring it up with `ip link "
                 "set NAME up`): knod runs the frames the kernel sends out of it and sends XDP_TX "
-                "frames back into it, until -c, --duration or Ctrl-C; needs CAP_NET_ADMIN");
+                "frames back into it, until -c, --duration or Ctrl-C; needs CAP_NET_ADMIN. "
+                "Repeatable: XDP_REDIRECT to a port's ifindex (bpf_redirect, DEVMAP) goes into "
+                "that port")
+      ->allow_extra_args(false);
   c->add_option("-c,--count", a->count, "stop after this many packets (as tcpdump -c)")
       ->check(CLI::Range(uint64_t(1), UINT64_MAX));
   c->add_option("--duration", a->duration, "--tap: stop after this many seconds")

@@ -205,12 +205,15 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
                   const JobOptions& opts) {
   JobResult res;
   std::optional<io::PcapReader> in;
-  std::optional<io::TapPort> tap;
-  if (opts.in_tap.empty())
-    in.emplace(opts.in_pcap);
-  else
-    tap.emplace(opts.in_tap), res.tap_ifindex = tap->ifindex();
-  const uint32_t ifindex = tap && opts.ifindex == 0 ? res.tap_ifindex : opts.ifindex;
+  std::vector<std::unique_ptr<io::TapPort>> taps;
+  std::vector<io::TapPort*> ports;
+  if (opts.in_taps.empty()) in.emplace(opts.in_pcap);
+  for (const std::string& name : opts.in_taps) {
+    for (const auto& t : taps)
+      if (t->name() == name) throw Error(fmt::format("--tap {}: given twice", name));
+    ports.push_back(taps.emplace_back(std::make_unique<io::TapPort>(name)).get());
+    res.taps.push_back({name, ports.back()->ifindex()});
+  }
   std::optional<io::PcapWriter> all;
   std::optional<io::PcapWriter> by[5];
   if (!opts.out_all.empty()) all.emplace(opts.out_all);
@@ -241,6 +244,40 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     if (!gpu) throw Error("--persistent: needs a GPU device (cuda[:N] or gpusim)");
     session.emplace(*gpu, cap, opts.batch_timeout_ns);
   }
+  std::vector<uint32_t> port_of(taps.empty() ? 0 : cap);  // the port slot i came from
+  size_t turn = 0;  // the port read first next time, so that a busy port cannot starve the others
+  auto read_any = [&](uint32_t n) {
+    for (size_t k = 0; k < ports.size(); ++k) {
+      const size_t p = (turn + k) % ports.size();
+      if (!ports[p]->read(pkt, 0)) continue;
+      port_of[n] = static_cast<uint32_t>(p);
+      turn = p + 1;
+      return true;
+    }
+    return false;
+  };
+  // --tap: XDP_TX back into the frame's port; XDP_REDIRECT to a port's ifindex into that port.
+  auto send = [&](uint32_t i, uint32_t v, std::span<const uint8_t> out) {
+    uint32_t to = port_of[i];
+    if (v == XDP_REDIRECT) {
+      const uint64_t r = st.b.redirect[i];
+      to = UINT32_MAX;
+      if (device::redirect_kind(r) == device::RedirectKind::kIfindex)
+        for (uint32_t p = 0; p < res.taps.size(); ++p)
+          if (res.taps[p].ifindex == device::redirect_value(r)) to = p;
+      if (to == UINT32_MAX) {
+        ++res.redirect_unsent;
+        return;
+      }
+    } else if (v != XDP_TX) {
+      return;
+    }
+    TapCounters& c = res.taps[to];
+    if (!ports[to]->write(out))
+      ++c.refused;
+    else
+      ++(v == XDP_TX ? c.tx : c.redirected);
+  };
   auto last_report = std::chrono::steady_clock::now();
   const auto deadline = last_report + std::chrono::nanoseconds(opts.duration_ns);
   // The next frame for slot n of the batch: 1 (in pkt); 0: none waiting on the TAP now, run
@@ -249,7 +286,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   auto next = [&](uint32_t n) -> int {
     if (opts.max_packets && res.packets + n >= opts.max_packets) return -1;
     if (in) return in->next(pkt) ? 1 : -1;
-    if (n) return tap->read(pkt, 0) ? 1 : 0;
+    if (n) return read_any(n) ? 1 : 0;
     for (;;) {  // an empty batch waits, looking at the stop conditions every 100 ms at most
       if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return -1;
       int wait_ms = 100;
@@ -259,7 +296,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
         wait_ms = static_cast<int>(
             std::min<int64_t>(wait_ms, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
       }
-      if (tap->read(pkt, wait_ms)) return 1;
+      if (read_any(0)) return 1;
+      io::TapPort::wait_any(ports, wait_ms);
     }
   };
   for (bool more = true; more;) {
@@ -281,7 +319,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       st.b.data_off[n] = device::kXdpHeadroom;
       st.b.data_len[n] = static_cast<uint32_t>(pkt.data.size());
       st.b.meta_len[n] = 0;
-      st.b.ingress_ifindex[n] = ifindex;
+      st.b.ingress_ifindex[n] =
+          !taps.empty() && opts.ifindex == 0 ? res.taps[port_of[n]].ifindex : opts.ifindex;
       st.b.rx_queue_index[n] = opts.rxq;
       st.clock()[n] = pkt.ts_ns;
       res.bytes += pkt.data.size();
@@ -311,10 +350,11 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       ++res.verdict_packets[v];
       res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : st.b.data_len[i];  // as XDP left it
       if (st.b.fault[i] < 8) ++res.faults[st.b.fault[i]];
+      if (!taps.empty()) ++res.taps[port_of[i]].rx;
       if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
       if (all) all->write(out, st.clock()[i]);
       if (by[v]) by[v]->write(out, st.clock()[i]);
-      if (tap && v == XDP_TX) tap->write(out) ? ++res.tap_tx : ++res.tap_tx_errors;
+      if (!taps.empty()) send(i, v, out);
     }
     res.packets += n;
     if (opts.progress) {
@@ -336,9 +376,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     res.skipped_too_large = in->skipped_count(io::SkipReason::kTooLarge);
     res.truncated = in->truncated();
     res.truncated_error = in->error();
-  } else {
-    res.skipped_too_large = tap->skipped_too_large();
   }
+  for (const auto& t : taps) res.skipped_too_large += t->skipped_too_large();
   if (all) all->close();
   for (auto& w : by)
     if (w) w->close();

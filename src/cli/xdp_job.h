@@ -69,8 +69,11 @@ struct JobDevice {
 JobDevice make_device(const std::string& device);
 
 struct JobOptions {
-  std::string in_pcap;       ///< -r: a capture file; or
-  std::string in_tap;        ///< --tap: a TAP interface (io::TapPort): XDP_TX goes back out
+  std::string in_pcap;  ///< -r: a capture file; or
+  /// --tap (one or more): TAP interfaces (io::TapPort), read in turn; XDP_TX goes back into
+  /// the port a frame came from, XDP_REDIRECT to a port's ifindex (bpf_redirect, a DEVMAP
+  /// entry) into that port.
+  std::vector<std::string> in_taps;
   uint64_t max_packets = 0;  ///< -c: stop after this many packets run (0: no limit)
   uint64_t duration_ns = 0;  ///< --duration (--tap): stop after this long (0: no limit)
   /// --tap: set (by SIGINT or SIGTERM) to stop; the batch that holds packets runs first.
@@ -90,6 +93,16 @@ struct JobOptions {
   uint64_t batch_timeout_ns = 0;
 };
 
+/// One --tap port's frames.
+struct TapCounters {
+  std::string name;
+  uint32_t ifindex = 0;
+  uint64_t rx = 0;          ///< frames read from it and run
+  uint64_t tx = 0;          ///< XDP_TX frames written back into it
+  uint64_t redirected = 0;  ///< XDP_REDIRECT frames (from any port) written into it
+  uint64_t refused = 0;     ///< writes the kernel refused (io::TapPort::write)
+};
+
 struct JobResult {
   uint64_t packets = 0, bytes = 0;  ///< packets run and their bytes (as read)
   uint64_t verdict_packets[5] = {}, verdict_bytes[5] = {};  ///< by verdict; bytes after the program
@@ -101,14 +114,14 @@ struct JobResult {
   double seconds = 0;                      ///< wall time of the batches (excl. I/O)
   std::vector<uint64_t> batch_latency_ns;  ///< --persistent: per batch, first packet read to done
   uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
-  uint32_t tap_ifindex = 0;                ///< --tap: the interface's ifindex
-  uint64_t tap_tx = 0, tap_tx_errors = 0;  ///< --tap: XDP_TX frames written back, refused
+  std::vector<TapCounters> taps;           ///< --tap: each port's, in the order given
+  uint64_t redirect_unsent = 0;            ///< --tap: XDP_REDIRECT frames whose target is no port
   /// The CPU device's counters (packets per worker, late and stalled workers); empty items
   /// for a GPU device.
   device::CpuStats cpu;
 };
 
-/// Runs `rt`'s program over opts.in_pcap (or opts.in_tap) with `ex`. Throws knod::Error for I/O
+/// Runs `rt`'s program over opts.in_pcap (or opts.in_taps) with `ex`. Throws knod::Error for I/O
 /// errors.
 JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opts);
 /// Same on `dev`: a batch device gets rt.env() (every program, the maps) loaded once and

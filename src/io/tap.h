@@ -40,6 +40,10 @@ class TapPort {
   /// (a destination MAC not the interface's, as any NIC in non-promiscuous mode).
   bool write(std::span<const uint8_t> frame);
 
+  /// Waits up to `timeout_ms` (negative: forever) until one of `ports` has a frame to read.
+  /// Returns false on a timeout or a signal. Throws knod::Error when an interface went away.
+  static bool wait_any(const std::vector<TapPort*>& ports, int timeout_ms);
+
   const std::string& name() const { return name_; }
   uint32_t ifindex() const;                                          ///< if_nametoindex
   uint64_t skipped_too_large() const { return skipped_too_large_; }  ///< frames over max_len

@@ -6,6 +6,8 @@
 // Also -c on a capture, and the command line errors of the two sources.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -108,16 +110,86 @@ TEST(RunTap, AnswersThePingsOfTheKernelWithXdpTx) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("4 packets, 193 bytes from tap kt0 (ifindex "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("tap kt0: 3 XDP_TX frames sent back\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tap kt0: 4 frames in; out: 3 XDP_TX, 0 XDP_REDIRECT\n"), std::string::npos)
+      << r.out;
   const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
   EXPECT_EQ(st["verdicts"]["XDP_TX"], 3);
   EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1);
-  EXPECT_EQ(st["tap"]["name"], "kt0");
-  EXPECT_EQ(st["tap"]["tx_sent"], 3);
-  EXPECT_EQ(st["tap"]["tx_refused"], 0);
-  EXPECT_GT(st["tap"]["ifindex"].get<int>(), 1);  // lo is 1 in a new namespace
+  ASSERT_EQ(st["taps"].size(), 1u);
+  const auto& t = st["taps"][0];
+  EXPECT_EQ(t["name"], "kt0");
+  EXPECT_EQ(t["rx"], 4);
+  EXPECT_EQ(t["tx"], 3);
+  EXPECT_EQ(t["redirected"], 0);
+  EXPECT_EQ(t["refused"], 0);
+  EXPECT_EQ(t["ifindex"], 2);  // lo is 1 in a new namespace, kt0 the next
   // --tx: the 3 replies as sent, 50-byte frames: 24 + 3 x (16 + 50) bytes of pcap.
   EXPECT_EQ(read_file(dir + "/tx.pcap").size(), 24u + 3 * (16 + 50));
+}
+
+// Two ports and a DEVMAP (tests/cli/bpf/patch_panel.c): a frame the kernel sends out of kt0
+// comes back into the kernel on kt1, seen there by a packet socket.
+TEST(RunTap, RedirectsIntoAnotherPortThroughADevmap) {
+  if (std::string why = enter_netns(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir();
+  // kt0 is ifindex 2 and kt1 3 in a new namespace (lo is 1): 2 -> 3.
+  knod::cli_test::write_file(
+      dir + "/ports.json", R"({"maps": {"tx_port": [{"key": "02000000", "value": "03000000"}]}})");
+  auto run = std::async(std::launch::async, [&] {
+    return knod("run " + std::string(KNOD_CLI_FIXTURES) + "/patch_panel.o --map-load " + dir +
+                "/ports.json --tap kt0 --tap kt1 -c 1 --stats " + dir + "/stats.json");
+  });
+  ASSERT_TRUE(wait_for("kt0") && wait_for("kt1")) << "knod made no kt0 and kt1 in 60 s";
+  ASSERT_EQ(std::system("for d in kt0 kt1; do sysctl -qw net.ipv6.conf.$d.disable_ipv6=1; done && "
+                        "ip addr add 10.0.0.1/24 dev kt0 && ip link set kt0 up && "
+                        "ip link set kt1 up && "
+                        "ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev kt0 nud permanent"),
+            0);
+  int ps = ::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+  ASSERT_GE(ps, 0) << strerror(errno);
+  sockaddr_ll ll{};
+  ll.sll_family = AF_PACKET;
+  ll.sll_protocol = htons(ETH_P_ALL);
+  ll.sll_ifindex = static_cast<int>(::if_nametoindex("kt1"));
+  ASSERT_EQ(::bind(ps, reinterpret_cast<sockaddr*>(&ll), sizeof ll), 0) << strerror(errno);
+  timeval tv{10, 0};
+  setsockopt(ps, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int u = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);
+  inet_pton(AF_INET, "10.0.0.2", &to.sin_addr);
+  ASSERT_EQ(::sendto(u, "to-kt1", 6, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 6);
+  ::close(u);
+  uint8_t f[256];
+  ssize_t n = 0;
+  for (;;) {  // the first frame kt1 received (not one it sent)
+    sockaddr_ll from{};
+    socklen_t fl = sizeof from;
+    n = ::recvfrom(ps, f, sizeof f, 0, reinterpret_cast<sockaddr*>(&from), &fl);
+    ASSERT_GT(n, 0) << "nothing arrived on kt1: " << strerror(errno);
+    if (from.sll_pkttype != PACKET_OUTGOING) break;
+  }
+  ::close(ps);
+  ASSERT_EQ(n, 14 + 20 + 8 + 6);
+  const uint8_t neigh[6] = {2, 0, 0, 0, 0, 2};
+  EXPECT_EQ(std::memcmp(f, neigh, 6), 0);
+  EXPECT_EQ(f[12], 0x08);
+  EXPECT_EQ(f[13], 0x00);
+  EXPECT_EQ(std::memcmp(f + 42, "to-kt1", 6), 0);
+
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("tap kt1: 0 frames in; out: 0 XDP_TX, 1 XDP_REDIRECT\n"), std::string::npos)
+      << r.out;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["verdicts"]["XDP_REDIRECT"], 1);
+  EXPECT_EQ(st["taps"][0]["rx"], 1);
+  EXPECT_EQ(st["taps"][0]["redirected"], 0);
+  EXPECT_EQ(st["taps"][1]["ifindex"], 3);
+  EXPECT_EQ(st["taps"][1]["redirected"], 1);
+  EXPECT_EQ(st["redirect_unsent"], 0);
 }
 
 TEST(RunTap, DurationAndCtrlCEndTheRunCleanly) {
@@ -141,6 +213,9 @@ TEST(RunTap, SourcesOnTheCommandLine) {
   r = knod("run " + kIcmpEcho + " -r " + kPing4 + " --duration 1");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--duration: only with --tap"), std::string::npos) << r.err;
+  r = knod("run " + kIcmpEcho + " --tap kt0 --tap kt0");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --tap kt0: given twice\n");
   r = knod("run " + kIcmpEcho + " --tap abcdefghijklmnop");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "knod: --tap 'abcdefghijklmnop': an interface name has 1 to 15 bytes\n");

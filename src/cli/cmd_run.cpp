@@ -1,7 +1,8 @@
 // `knod run OBJ -r IN.pcap ...`: the main job. Runs an XDP program over a capture on a
 // device and writes the packets out split by verdict (tcpdump/bpftool conventions).
-// `knod run OBJ --tap NAME ...`: the same on the frames a TAP interface carries, live, with
-// XDP_TX frames sent back into it, until -c packets, --duration or Ctrl-C.
+// `knod run OBJ --tap NAME ...` / `--xsk IFACE[:QUEUE]`: the same on live ports (a TAP
+// interface, an AF_XDP socket on a NIC queue), with XDP_TX frames sent back out of the port
+// and XDP_REDIRECT into another, until -c packets, --duration or Ctrl-C.
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
@@ -37,10 +38,11 @@ struct RunArgs {
   std::string xfrm, xfrm_dir = "out", xfrm_engine = "openssl";  // ESP after XDP_PASS
   std::vector<std::string> map_load, max_entries;
   std::vector<std::string> tap;  // --tap NAME (repeatable) instead of -r
+  std::vector<std::string> xsk;  // --xsk IFACE[:QUEUE] (repeatable) instead of -r
   uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0;
-  bool ifindex_set = false;
+  bool ifindex_set = false, rxq_set = false;
   uint64_t count = 0;   // -c: packets
-  double duration = 0;  // --duration: seconds (--tap)
+  double duration = 0;  // --duration: seconds (ports)
   uint64_t clock_ns = 0, seed = 0, insn_budget = knod::vm::kDefaultInsnBudget;
   bool pcap_clock = false;
   bool quiet = false;
@@ -52,6 +54,11 @@ std::string hex(const uint8_t* p, size_t n) {
   std::string s;
   for (size_t i = 0; i < n; ++i) s += fmt::format("{:02x}", p[i]);
   return s;
+}
+
+/// "kt0" for a TAP, "eth1:0" (interface:queue) for AF_XDP.
+std::string port_name(const knod::cli::PortCounters& p) {
+  return p.kind == "xsk" ? fmt::format("{}:{}", p.name, p.queue) : p.name;
 }
 
 /// Outputs that name an input or each other would clobber it: refuse before running.
@@ -171,17 +178,18 @@ int run(const RunArgs& a) {
   knod::cli::JobOptions jo;
   jo.in_pcap = a.in;
   jo.in_taps = a.tap;
+  jo.in_xsks = a.xsk;
   jo.max_packets = a.count;
   jo.duration_ns = static_cast<uint64_t>(a.duration * 1e9);
-  if (!a.tap.empty()) {
-    if (!a.ifindex_set) jo.ifindex = 0;  // the TAP's own
+  const bool live = !a.tap.empty() || !a.xsk.empty();
+  if (live) {
     catch_stop_signals();
     jo.stop = &g_stop;
   }
   jo.out_all = a.out_all;
   for (int v = 0; v < 5; ++v) jo.out_by_verdict[v] = a.verdict_out[v];
-  if (a.tap.empty() || a.ifindex_set) jo.ifindex = a.ifindex;
-  jo.rxq = a.rxq;
+  jo.ifindex = !live || a.ifindex_set ? a.ifindex : 0;  // 0: the port's own
+  jo.rxq = !live || a.rxq_set ? a.rxq : knod::cli::JobOptions::kPortsQueue;
   jo.batch = a.batch;
   jo.workers = workers;
   jo.progress = !a.quiet && isatty(STDERR_FILENO);
@@ -204,8 +212,9 @@ int run(const RunArgs& a) {
 
   if (!a.quiet) {
     std::string from = a.in;
-    for (const knod::cli::TapCounters& t : r.taps)
-      from += fmt::format("{}tap {} (ifindex {})", from.empty() ? "" : ", ", t.name, t.ifindex);
+    for (const knod::cli::PortCounters& t : r.ports)
+      from += fmt::format("{}{} {} (ifindex {}{})", from.empty() ? "" : ", ", t.kind, port_name(t),
+                          t.ifindex, t.mode.empty() ? "" : ", " + t.mode);
     fmt::print("{} on {} ({} worker{}): {} packets, {} bytes from {}\n", prog, a.device, workers,
                workers == 1 ? "" : "s", r.packets, r.bytes, from);
     fmt::print("{:<14}{:>10}{:>12}{:>9}\n", "verdict", "packets", "bytes", "%");
@@ -220,12 +229,16 @@ int run(const RunArgs& a) {
           "skipped: {} snapped (caplen < len), {} larger than the XDP frame, {} shorter "
           "than ETH_HLEN\n",
           r.skipped_snapped, r.skipped_too_large, r.skipped_runt);
-    for (const knod::cli::TapCounters& t : r.taps)
-      fmt::print("tap {}: {} frames in; out: {} XDP_TX, {} XDP_REDIRECT{}\n", t.name, t.rx, t.tx,
-                 t.redirected,
-                 t.refused ? fmt::format(" ({} more refused by the kernel)", t.refused) : "");
+    for (const knod::cli::PortCounters& t : r.ports)
+      fmt::print("{} {}: {} frames in; out: {} XDP_TX, {} XDP_REDIRECT{}{}\n", t.kind, port_name(t),
+                 t.rx, t.tx, t.redirected,
+                 t.refused ? fmt::format(" ({} more could not be sent)", t.refused) : "",
+                 t.kernel_dropped
+                     ? fmt::format("; {} dropped by the kernel before knod (XDP_STATISTICS)",
+                                   t.kernel_dropped)
+                     : "");
     if (r.redirect_unsent)
-      fmt::print("XDP_REDIRECT to no --tap port (counted, not sent): {}\n", r.redirect_unsent);
+      fmt::print("XDP_REDIRECT to no port (counted, not sent): {}\n", r.redirect_unsent);
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
@@ -280,15 +293,16 @@ int run(const RunArgs& a) {
                          {"late_worker_slices", r.cpu.late},
                          {"stalled_worker_slices", r.cpu.stalls}};
     if (xfrm) s["xfrm"] = xfrm->stats_json();
-    if (!a.tap.empty()) {
-      s["taps"] = nlohmann::json::array();
-      for (const knod::cli::TapCounters& t : r.taps)
-        s["taps"].push_back({{"name", t.name},
-                             {"ifindex", t.ifindex},
-                             {"rx", t.rx},
-                             {"tx", t.tx},
-                             {"redirected", t.redirected},
-                             {"refused", t.refused}});
+    if (!r.ports.empty()) {
+      s["ports"] = nlohmann::json::array();
+      for (const knod::cli::PortCounters& t : r.ports) {
+        nlohmann::json j = {{"kind", t.kind},      {"name", t.name}, {"ifindex", t.ifindex},
+                            {"rx", t.rx},          {"tx", t.tx},     {"redirected", t.redirected},
+                            {"refused", t.refused}};
+        if (t.kind == "xsk")
+          j["queue"] = t.queue, j["mode"] = t.mode, j["kernel_dropped"] = t.kernel_dropped;
+        s["ports"].push_back(j);
+      }
       s["redirect_unsent"] = r.redirect_unsent;
     }
     if (a.persistent)
@@ -330,9 +344,15 @@ KNOD_COMMAND(run) {
                 "Repeatable: XDP_REDIRECT to a port's ifindex (bpf_redirect, DEVMAP) goes into "
                 "that port")
       ->allow_extra_args(false);
+  c->add_option("--xsk", a->xsk,
+                "instead of -r: IFACE[:QUEUE], an AF_XDP socket on that RX queue (default 0): "
+                "knod attaches its own XDP program to IFACE (the interface must have none), runs "
+                "the queue's frames and sends XDP_TX frames back out of IFACE; other queues' "
+                "frames go on to the kernel. Needs root. Repeatable, with --tap too")
+      ->allow_extra_args(false);
   c->add_option("-c,--count", a->count, "stop after this many packets (as tcpdump -c)")
       ->check(CLI::Range(uint64_t(1), UINT64_MAX));
-  c->add_option("--duration", a->duration, "--tap: stop after this many seconds")
+  c->add_option("--duration", a->duration, "--tap, --xsk: stop after this many seconds")
       ->check(CLI::Range(0.001, 1e6));
   c->add_option("-w,--write", a->out_all, "write every packet as the program left it (pcap)");
   c->add_option("--aborted", a->verdict_out[XDP_ABORTED], "write XDP_ABORTED packets here");
@@ -362,8 +382,9 @@ KNOD_COMMAND(run) {
                 "--persistent: cut a batch this many us after its first packet was read, even "
                 "if it holds fewer than --batch packets (latency control; 0: never)");
   auto* ifx = c->add_option("--ifindex", a->ifindex,
-                            "xdp_md->ingress_ifindex (default 1; --tap: the TAP's ifindex)");
-  c->add_option("--rxq", a->rxq, "xdp_md->rx_queue_index");
+                            "xdp_md->ingress_ifindex (default 1; --tap, --xsk: the port's)");
+  auto* rxq = c->add_option("--rxq", a->rxq,
+                            "xdp_md->rx_queue_index (default 0; --xsk: the socket's queue)");
   c->add_option("--clock-ns", a->clock_ns, "pin bpf_ktime_get_*_ns to this value");
   c->add_flag("--pcap-clock", a->pcap_clock,
               "time helpers read each packet's capture timestamp (replays rate limits as "
@@ -387,15 +408,20 @@ KNOD_COMMAND(run) {
       ->check(CLI::IsMember({"in", "out"}));
   c->add_option("--xfrm-engine", a->xfrm_engine, "openssl (default), portable or cuda[:N]");
   c->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
-  c->callback([a, ifx, set_action] {
+  c->callback([a, ifx, rxq, set_action] {
     // Command line errors (exit 2), before anything is loaded.
-    if (a->in.empty() && a->tap.empty())
-      throw CLI::ValidationError("--read is required (or --tap NAME for a live interface)");
-    if (!a->in.empty() && !a->tap.empty())
-      throw CLI::ValidationError("-r and --tap both give the packets: choose one");
-    if (a->duration > 0 && a->tap.empty())
-      throw CLI::ValidationError("--duration: only with --tap (a capture ends; -c limits it)");
+    const bool live = !a->tap.empty() || !a->xsk.empty();
+    if (a->in.empty() && !live)
+      throw CLI::ValidationError(
+          "--read is required (or --tap NAME / --xsk IFACE[:QUEUE] for a live interface)");
+    if (!a->in.empty() && live)
+      throw CLI::ValidationError(fmt::format("-r and {} both give the packets: choose one",
+                                             a->tap.empty() ? "--xsk" : "--tap"));
+    if (a->duration > 0 && !live)
+      throw CLI::ValidationError(
+          "--duration: only with --tap or --xsk (a capture ends; -c limits it)");
     a->ifindex_set = ifx->count() > 0;
+    a->rxq_set = rxq->count() > 0;
     set_action([a] { return run(*a); });
   });
 }

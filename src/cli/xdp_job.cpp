@@ -17,6 +17,7 @@
 #endif
 #include "io/pcap.h"
 #include "io/tap.h"
+#include "io/xsk.h"
 #include "jit/executor.h"
 #include "vm/interp.h"
 #include "xfrm/crypto/engines.h"
@@ -205,14 +206,27 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
                   const JobOptions& opts) {
   JobResult res;
   std::optional<io::PcapReader> in;
-  std::vector<std::unique_ptr<io::TapPort>> taps;
-  std::vector<io::TapPort*> ports;
-  if (opts.in_taps.empty()) in.emplace(opts.in_pcap);
+  std::vector<std::unique_ptr<io::Port>> owned;
+  std::vector<io::Port*> ports;
+  if (opts.in_taps.empty() && opts.in_xsks.empty()) in.emplace(opts.in_pcap);
+  auto add = [&](std::unique_ptr<io::Port> p) {
+    res.ports.push_back({std::string(p->kind()), p->name(), p->ifindex(), p->queue(), p->mode()});
+    ports.push_back(owned.emplace_back(std::move(p)).get());
+  };
   for (const std::string& name : opts.in_taps) {
-    for (const auto& t : taps)
-      if (t->name() == name) throw Error(fmt::format("--tap {}: given twice", name));
-    ports.push_back(taps.emplace_back(std::make_unique<io::TapPort>(name)).get());
-    res.taps.push_back({name, ports.back()->ifindex()});
+    for (const auto& c : res.ports)
+      if (c.name == name) throw Error(fmt::format("--tap {}: given twice", name));
+    add(std::make_unique<io::TapPort>(name));
+  }
+  for (const std::string& arg : opts.in_xsks) {
+    const auto [name, queue] = io::XskPort::parse(arg);
+    for (const auto& c : res.ports)
+      if (c.name == name)
+        throw Error(c.kind == "xsk" ? fmt::format("--xsk {}: one queue per interface ({}:{} is "
+                                                  "given too)",
+                                                  arg, c.name, c.queue)
+                                    : fmt::format("--xsk {}: {} is a --tap port too", arg, name));
+    add(std::make_unique<io::XskPort>(name, queue));
   }
   std::optional<io::PcapWriter> all;
   std::optional<io::PcapWriter> by[5];
@@ -244,7 +258,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     if (!gpu) throw Error("--persistent: needs a GPU device (cuda[:N] or gpusim)");
     session.emplace(*gpu, cap, opts.batch_timeout_ns);
   }
-  std::vector<uint32_t> port_of(taps.empty() ? 0 : cap);  // the port slot i came from
+  std::vector<uint32_t> port_of(ports.empty() ? 0 : cap);  // the port slot i came from
   size_t turn = 0;  // the port read first next time, so that a busy port cannot starve the others
   auto read_any = [&](uint32_t n) {
     for (size_t k = 0; k < ports.size(); ++k) {
@@ -256,15 +270,15 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     }
     return false;
   };
-  // --tap: XDP_TX back into the frame's port; XDP_REDIRECT to a port's ifindex into that port.
+  // Ports: XDP_TX back into the frame's port; XDP_REDIRECT to a port's ifindex into that port.
   auto send = [&](uint32_t i, uint32_t v, std::span<const uint8_t> out) {
     uint32_t to = port_of[i];
     if (v == XDP_REDIRECT) {
       const uint64_t r = st.b.redirect[i];
       to = UINT32_MAX;
       if (device::redirect_kind(r) == device::RedirectKind::kIfindex)
-        for (uint32_t p = 0; p < res.taps.size(); ++p)
-          if (res.taps[p].ifindex == device::redirect_value(r)) to = p;
+        for (uint32_t p = 0; p < res.ports.size(); ++p)
+          if (res.ports[p].ifindex == device::redirect_value(r)) to = p;
       if (to == UINT32_MAX) {
         ++res.redirect_unsent;
         return;
@@ -272,7 +286,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     } else if (v != XDP_TX) {
       return;
     }
-    TapCounters& c = res.taps[to];
+    PortCounters& c = res.ports[to];
     if (!ports[to]->write(out))
       ++c.refused;
     else
@@ -280,7 +294,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   };
   auto last_report = std::chrono::steady_clock::now();
   const auto deadline = last_report + std::chrono::nanoseconds(opts.duration_ns);
-  // The next frame for slot n of the batch: 1 (in pkt); 0: none waiting on the TAP now, run
+  // The next frame for slot n of the batch: 1 (in pkt); 0: none waiting on a port now, run
   // what the batch holds (as NAPI takes what the ring has); -1: the end (the capture is over,
   // -c packets were taken, --duration passed, a signal).
   auto next = [&](uint32_t n) -> int {
@@ -297,7 +311,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
             std::min<int64_t>(wait_ms, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
       }
       if (read_any(0)) return 1;
-      io::TapPort::wait_any(ports, wait_ms);
+      io::wait_any(ports, wait_ms);
     }
   };
   for (bool more = true; more;) {
@@ -320,8 +334,10 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       st.b.data_len[n] = static_cast<uint32_t>(pkt.data.size());
       st.b.meta_len[n] = 0;
       st.b.ingress_ifindex[n] =
-          !taps.empty() && opts.ifindex == 0 ? res.taps[port_of[n]].ifindex : opts.ifindex;
-      st.b.rx_queue_index[n] = opts.rxq;
+          !ports.empty() && opts.ifindex == 0 ? res.ports[port_of[n]].ifindex : opts.ifindex;
+      st.b.rx_queue_index[n] = !ports.empty() && opts.rxq == JobOptions::kPortsQueue
+                                   ? res.ports[port_of[n]].queue
+                                   : opts.rxq;
       st.clock()[n] = pkt.ts_ns;
       res.bytes += pkt.data.size();
       ++n;
@@ -350,12 +366,13 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       ++res.verdict_packets[v];
       res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : st.b.data_len[i];  // as XDP left it
       if (st.b.fault[i] < 8) ++res.faults[st.b.fault[i]];
-      if (!taps.empty()) ++res.taps[port_of[i]].rx;
+      if (!ports.empty()) ++res.ports[port_of[i]].rx;
       if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
       if (all) all->write(out, st.clock()[i]);
       if (by[v]) by[v]->write(out, st.clock()[i]);
-      if (!taps.empty()) send(i, v, out);
+      if (!ports.empty()) send(i, v, out);
     }
+    for (io::Port* p : ports) p->flush();
     res.packets += n;
     if (opts.progress) {
       auto now = std::chrono::steady_clock::now();
@@ -377,7 +394,10 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     res.truncated = in->truncated();
     res.truncated_error = in->error();
   }
-  for (const auto& t : taps) res.skipped_too_large += t->skipped_too_large();
+  for (size_t p = 0; p < ports.size(); ++p) {
+    res.skipped_too_large += ports[p]->skipped_too_large();
+    res.ports[p].kernel_dropped = ports[p]->kernel_drops();
+  }
   if (all) all->close();
   for (auto& w : by)
     if (w) w->close();

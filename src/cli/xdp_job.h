@@ -69,38 +69,45 @@ struct JobDevice {
 JobDevice make_device(const std::string& device);
 
 struct JobOptions {
-  std::string in_pcap;  ///< -r: a capture file; or
-  /// --tap (one or more): TAP interfaces (io::TapPort), read in turn; XDP_TX goes back into
-  /// the port a frame came from, XDP_REDIRECT to a port's ifindex (bpf_redirect, a DEVMAP
-  /// entry) into that port.
+  std::string in_pcap;  ///< -r: a capture file; or live ports, read in turn:
+  /// --tap (one or more): TAP interfaces (io::TapPort);
   std::vector<std::string> in_taps;
+  /// --xsk (one or more): "IFACE[:QUEUE]", an AF_XDP socket on that RX queue (io::XskPort).
+  /// XDP_TX goes back out of the port a frame came from, XDP_REDIRECT to a port's ifindex
+  /// (bpf_redirect, a DEVMAP entry) out of that port.
+  std::vector<std::string> in_xsks;
   uint64_t max_packets = 0;  ///< -c: stop after this many packets run (0: no limit)
-  uint64_t duration_ns = 0;  ///< --duration (--tap): stop after this long (0: no limit)
-  /// --tap: set (by SIGINT or SIGTERM) to stop; the batch that holds packets runs first.
+  uint64_t duration_ns = 0;  ///< --duration (ports): stop after this long (0: no limit)
+  /// Ports: set (by SIGINT or SIGTERM) to stop; the batch that holds packets runs first.
   const std::atomic<bool>* stop = nullptr;
   std::string out_all;            ///< -w: every packet as the program left it
   std::string out_by_verdict[5];  ///< index = XDP_ABORTED..XDP_REDIRECT; empty = not written
-  uint32_t ifindex = 1;           ///< xdp_md->ingress_ifindex (--tap: 0 = the TAP's)
-  uint32_t rxq = 0;               ///< xdp_md->rx_queue_index
-  uint32_t batch = 256;           ///< packets per batch
-  uint32_t workers = 1;           ///< CPU device threads
-  bool progress = false;          ///< report progress on stderr
-  bool pcap_clock = false;        ///< time helpers read each packet's capture timestamp
-  XfrmStage* xfrm = nullptr;      ///< ESP on XDP_PASS frames (nullptr: none)
+  uint32_t ifindex = 1;           ///< xdp_md->ingress_ifindex (ports: 0 = the port's)
+  uint32_t rxq = 0;               ///< xdp_md->rx_queue_index (ports: kPortsQueue = the port's)
+  static constexpr uint32_t kPortsQueue = UINT32_MAX;
+  uint32_t batch = 256;       ///< packets per batch
+  uint32_t workers = 1;       ///< CPU device threads
+  bool progress = false;      ///< report progress on stderr
+  bool pcap_clock = false;    ///< time helpers read each packet's capture timestamp
+  XfrmStage* xfrm = nullptr;  ///< ESP on XDP_PASS frames (nullptr: none)
   /// GPU devices: run the batches through a persistent session (cli/gpu_session.h); a batch
   /// is also cut batch_timeout_ns after its first packet was read (0: on size only).
   bool persistent = false;
   uint64_t batch_timeout_ns = 0;
 };
 
-/// One --tap port's frames.
-struct TapCounters {
-  std::string name;
+/// One live port's frames (--tap, --xsk).
+struct PortCounters {
+  std::string kind;  ///< "tap" | "xsk"
+  std::string name;  ///< the interface
   uint32_t ifindex = 0;
-  uint64_t rx = 0;          ///< frames read from it and run
-  uint64_t tx = 0;          ///< XDP_TX frames written back into it
-  uint64_t redirected = 0;  ///< XDP_REDIRECT frames (from any port) written into it
-  uint64_t refused = 0;     ///< writes the kernel refused (io::TapPort::write)
+  uint32_t queue = 0;           ///< xsk: the RX queue read
+  std::string mode;             ///< xsk: how it is attached ("xdpdrv, copy"); tap: empty
+  uint64_t rx = 0;              ///< frames read from it and run
+  uint64_t tx = 0;              ///< XDP_TX frames written back into it
+  uint64_t redirected = 0;      ///< XDP_REDIRECT frames (from any port) written into it
+  uint64_t refused = 0;         ///< writes that failed (io::Port::write)
+  uint64_t kernel_dropped = 0;  ///< xsk: frames the kernel dropped before knod saw them
 };
 
 struct JobResult {
@@ -114,14 +121,14 @@ struct JobResult {
   double seconds = 0;                      ///< wall time of the batches (excl. I/O)
   std::vector<uint64_t> batch_latency_ns;  ///< --persistent: per batch, first packet read to done
   uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
-  std::vector<TapCounters> taps;           ///< --tap: each port's, in the order given
-  uint64_t redirect_unsent = 0;            ///< --tap: XDP_REDIRECT frames whose target is no port
+  std::vector<PortCounters> ports;  ///< --tap, --xsk: each port's, taps first, in the order given
+  uint64_t redirect_unsent = 0;     ///< ports: XDP_REDIRECT frames whose target is no port
   /// The CPU device's counters (packets per worker, late and stalled workers); empty items
   /// for a GPU device.
   device::CpuStats cpu;
 };
 
-/// Runs `rt`'s program over opts.in_pcap (or opts.in_taps) with `ex`. Throws knod::Error for I/O
+/// Runs `rt`'s program over opts.in_pcap (or the ports) with `ex`. Throws knod::Error for I/O
 /// errors.
 JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opts);
 /// Same on `dev`: a batch device gets rt.env() (every program, the maps) loaded once and

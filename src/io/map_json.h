@@ -5,10 +5,9 @@
 //   {"key": [...], "values": [{"cpu": 0, "value": [...]}, ...]}.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 

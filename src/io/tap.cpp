@@ -80,17 +80,6 @@ bool TapPort::read(Packet& p, int timeout_ms) {
   }
 }
 
-bool TapPort::wait_any(const std::vector<TapPort*>& ports, int timeout_ms) {
-  std::vector<pollfd> fds;
-  for (const TapPort* t : ports) fds.push_back({t->fd_, POLLIN, 0});
-  const int r = ::poll(fds.data(), fds.size(), timeout_ms);
-  if (r < 0 && errno != EINTR) throw Error(fmt::format("--tap: poll: {}", strerror(errno)));
-  for (size_t i = 0; r > 0 && i < fds.size(); ++i)
-    if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
-      throw Error(fmt::format("--tap {}: the interface went away", ports[i]->name_));
-  return r > 0;
-}
-
 bool TapPort::write(std::span<const uint8_t> frame) {
   for (;;) {
     const ssize_t n = ::write(fd_, frame.data(), frame.size());

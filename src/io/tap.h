@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "io/pcap.h"
+#include "io/port.h"
 
 namespace knod::io {
 
-class TapPort {
+class TapPort final : public Port {
  public:
   /// Creates TAP interface `name` (IFF_TAP | IFF_NO_PI; at most IFNAMSIZ - 1 = 15 bytes),
   /// or attaches to an existing persistent one (`ip tuntap add dev NAME mode tap`). A new
@@ -23,31 +23,24 @@ class TapPort {
   /// interface, a name too long.
   /// `max_len`: frames longer than this (bytes) are counted as skipped, not returned.
   explicit TapPort(const std::string& name, uint32_t max_len = PcapReader::kDefaultMaxLen);
-  ~TapPort();
+  ~TapPort() override;
   TapPort(const TapPort&) = delete;
   TapPort& operator=(const TapPort&) = delete;
 
-  /// Waits up to `timeout_ms` (0: does not wait; negative: forever) for a frame the kernel
-  /// sent, and fills `p` (ts_ns: CLOCK_REALTIME when read, ns since the Unix epoch; wire_len =
-  /// data.size()). Returns false when none came in time (or a signal interrupted the wait).
-  /// Frames over max_len are skipped (skipped_too_large) and the wait goes on. Throws
-  /// knod::Error on a read error (the interface was deleted: EBADFD/EIO).
-  bool read(Packet& p, int timeout_ms);
-
+  /// Port::read. Throws knod::Error on a read error (the interface was deleted: EBADFD/EIO).
+  bool read(Packet& p, int timeout_ms) override;
   /// Hands one Ethernet frame to the kernel, as received on the interface. Returns false
   /// and counts it in write_errors() when the kernel refused it (interface down: EIO; no
   /// buffer: ENOBUFS / EAGAIN); a frame the kernel takes may still be dropped by its stack
   /// (a destination MAC not the interface's, as any NIC in non-promiscuous mode).
-  bool write(std::span<const uint8_t> frame);
+  bool write(std::span<const uint8_t> frame) override;
 
-  /// Waits up to `timeout_ms` (negative: forever) until one of `ports` has a frame to read.
-  /// Returns false on a timeout or a signal. Throws knod::Error when an interface went away.
-  static bool wait_any(const std::vector<TapPort*>& ports, int timeout_ms);
-
-  const std::string& name() const { return name_; }
-  uint32_t ifindex() const;                                          ///< if_nametoindex
-  uint64_t skipped_too_large() const { return skipped_too_large_; }  ///< frames over max_len
-  uint64_t write_errors() const { return write_errors_; }            ///< writes refused
+  std::string_view kind() const override { return "tap"; }
+  const std::string& name() const override { return name_; }
+  uint32_t ifindex() const override;  ///< if_nametoindex
+  uint64_t skipped_too_large() const override { return skipped_too_large_; }
+  uint64_t write_errors() const override { return write_errors_; }
+  int poll_fd() const override { return fd_; }
 
  private:
   int fd_ = -1;

@@ -115,8 +115,8 @@ TEST(RunTap, AnswersThePingsOfTheKernelWithXdpTx) {
   const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
   EXPECT_EQ(st["verdicts"]["XDP_TX"], 3);
   EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1);
-  ASSERT_EQ(st["taps"].size(), 1u);
-  const auto& t = st["taps"][0];
+  ASSERT_EQ(st["ports"].size(), 1u);
+  const auto& t = st["ports"][0];
   EXPECT_EQ(t["name"], "kt0");
   EXPECT_EQ(t["rx"], 4);
   EXPECT_EQ(t["tx"], 3);
@@ -185,10 +185,10 @@ TEST(RunTap, RedirectsIntoAnotherPortThroughADevmap) {
       << r.out;
   const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
   EXPECT_EQ(st["verdicts"]["XDP_REDIRECT"], 1);
-  EXPECT_EQ(st["taps"][0]["rx"], 1);
-  EXPECT_EQ(st["taps"][0]["redirected"], 0);
-  EXPECT_EQ(st["taps"][1]["ifindex"], 3);
-  EXPECT_EQ(st["taps"][1]["redirected"], 1);
+  EXPECT_EQ(st["ports"][0]["rx"], 1);
+  EXPECT_EQ(st["ports"][0]["redirected"], 0);
+  EXPECT_EQ(st["ports"][1]["ifindex"], 3);
+  EXPECT_EQ(st["ports"][1]["redirected"], 1);
   EXPECT_EQ(st["redirect_unsent"], 0);
 }
 

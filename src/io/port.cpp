@@ -1,0 +1,26 @@
+#include "io/port.h"
+
+#include <fmt/core.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/error.h"
+
+namespace knod::io {
+
+bool wait_any(const std::vector<Port*>& ports, int timeout_ms) {
+  std::vector<pollfd> fds;
+  for (const Port* p : ports) fds.push_back({p->poll_fd(), POLLIN, 0});
+  const int r = ::poll(fds.data(), fds.size(), timeout_ms);
+  if (r < 0 && errno != EINTR) throw Error(fmt::format("poll: {}", strerror(errno)));
+  for (size_t i = 0; r > 0 && i < fds.size(); ++i)
+    if (fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+      throw Error(
+          fmt::format("--{} {}: the interface went away", ports[i]->kind(), ports[i]->name()));
+  for (const Port* p : ports) p->check_alive();
+  return r > 0;
+}
+
+}  // namespace knod::io

@@ -1,0 +1,292 @@
+#include "io/xsk.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/core.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xdp/xsk.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "base/error.h"
+
+namespace knod::io {
+
+namespace {
+constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;  // 4096 bytes
+constexpr uint32_t kFrames = 4096;                             // 16 MiB of UMEM
+constexpr uint32_t kRxFrames = kFrames / 2;                    // on the fill ring
+constexpr uint32_t kRing = 2048;                               // every ring's entries
+
+/// knod's redirect program: return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS).
+int load_redirect_prog(int map_fd) {
+  const bpf_insn insns[] = {
+      {BPF_LDX | BPF_MEM | BPF_W, BPF_REG_2, BPF_REG_1,
+       static_cast<int16_t>(offsetof(xdp_md, rx_queue_index)), 0},
+      {BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd},
+      {0, 0, 0, 0, 0},
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, XDP_PASS},
+      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect_map},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  return bpf_prog_load(BPF_PROG_TYPE_XDP, "knod_xsk", "GPL", insns, std::size(insns), nullptr);
+}
+
+uint32_t mode_flags(XskPort::Mode m) {
+  return m == XskPort::Mode::kSkb   ? XDP_FLAGS_SKB_MODE
+         : m == XskPort::Mode::kDrv ? XDP_FLAGS_DRV_MODE
+                                    : 0;
+}
+
+std::string why(int err) {  // err: a positive errno
+  std::string s = strerror(err);
+  if (err == EPERM || err == EACCES) s += ": needs root (CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF)";
+  return s;
+}
+}  // namespace
+
+struct XskPort::Rings {
+  void* area = MAP_FAILED;
+  xsk_umem* umem = nullptr;
+  xsk_socket* xsk = nullptr;
+  xsk_ring_prod fill{}, tx{};
+  xsk_ring_cons comp{}, rx{};
+  int map_fd = -1, prog_fd = -1;
+  uint32_t flags = 0;             // XDP_FLAGS_* mode of the attach
+  bool attached = false;          // the program is on the interface (ours to detach)
+  std::vector<uint64_t> free_tx;  // UMEM addresses of TX frames not on the TX ring
+  uint32_t tx_out = 0;            // TX frames on the ring, not completed yet
+
+  ~Rings() {
+    if (attached) {  // only if it is still ours (XDP_FLAGS_REPLACE with old_prog_fd)
+      bpf_xdp_attach_opts o{};
+      o.sz = sizeof o;
+      o.old_prog_fd = prog_fd;
+      bpf_xdp_detach(static_cast<int>(ifindex), flags, &o);
+    }
+    if (xsk) xsk_socket__delete(xsk);
+    if (umem) xsk_umem__delete(umem);
+    if (area != MAP_FAILED) ::munmap(area, size_t(kFrames) * kFrameSize);
+    if (prog_fd >= 0) ::close(prog_fd);
+    if (map_fd >= 0) ::close(map_fd);
+  }
+  uint32_t ifindex = 0;
+
+  int fd() const { return xsk_socket__fd(xsk); }
+  void recycle(uint64_t addr) {  // an RX frame back on the fill ring
+    uint32_t idx = 0;
+    if (xsk_ring_prod__reserve(&fill, 1, &idx) != 1) return;  // cannot happen: ring >= frames
+    *xsk_ring_prod__fill_addr(&fill, idx) = addr & ~uint64_t(kFrameSize - 1);
+    xsk_ring_prod__submit(&fill, 1);
+  }
+  void reclaim() {  // TX frames the kernel has sent
+    uint32_t idx = 0;
+    const uint32_t n = xsk_ring_cons__peek(&comp, kRing, &idx);
+    for (uint32_t k = 0; k < n; ++k)
+      free_tx.push_back(*xsk_ring_cons__comp_addr(&comp, idx + k) & ~uint64_t(kFrameSize - 1));
+    if (n) xsk_ring_cons__release(&comp, n);
+    tx_out -= std::min(tx_out, n);
+  }
+};
+
+std::pair<std::string, uint32_t> XskPort::parse(const std::string& arg) {
+  const size_t colon = arg.rfind(':');
+  std::string name = arg.substr(0, colon);
+  uint32_t queue = 0;
+  if (colon != std::string::npos) {
+    const std::string q = arg.substr(colon + 1);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long v = std::strtoul(q.c_str(), &end, 10);
+    if (q.empty() || *end || errno || v > 0xffff || q[0] == '-' || q[0] == '+')
+      throw Error(fmt::format("--xsk '{}': expected IFACE or IFACE:QUEUE (a queue number)", arg));
+    queue = static_cast<uint32_t>(v);
+  }
+  if (name.empty() || name.size() >= IFNAMSIZ)
+    throw Error(fmt::format("--xsk '{}': an interface name has 1 to {} bytes", arg, IFNAMSIZ - 1));
+  return {name, queue};
+}
+
+XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t max_len)
+    : r_(std::make_unique<Rings>()), name_(ifname), queue_(queue), max_len_(max_len) {
+  const std::string where = fmt::format("--xsk {}:{}", ifname, queue);
+  ifindex_ = ::if_nametoindex(ifname.c_str());
+  if (!ifindex_) throw Error(fmt::format("{}: no such interface", where));
+  r_->ifindex = ifindex_;
+  auto taken = [&](uint32_t id) {
+    return Error(fmt::format(
+        "{}: the interface already has an XDP program (id {}); knod attaches its own: detach "
+        "it first (ip link set dev {} xdp off)",
+        where, id, ifname));
+  };
+  if (uint32_t id = 0; bpf_xdp_query_id(static_cast<int>(ifindex_), 0, &id) == 0 && id)
+    throw taken(id);
+  const size_t size = size_t(kFrames) * kFrameSize;
+  r_->area = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r_->area == MAP_FAILED)
+    throw Error(fmt::format("{}: cannot map {} bytes of UMEM ({})", where, size, strerror(errno)));
+  xsk_umem_config uc{kRing, kRing, kFrameSize, 0, 0};
+  if (int e = xsk_umem__create(&r_->umem, r_->area, size, &r_->fill, &r_->comp, &uc); e)
+    throw Error(fmt::format("{}: cannot register the UMEM ({})", where, why(-e)));
+  xsk_socket_config sc{};
+  sc.rx_size = kRing, sc.tx_size = kRing;
+  sc.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // knod's own program, below
+  sc.bind_flags = XDP_USE_NEED_WAKEUP;
+  if (int e = xsk_socket__create(&r_->xsk, ifname.c_str(), queue, r_->umem, &r_->rx, &r_->tx, &sc);
+      e)
+    throw Error(fmt::format("{}: cannot open an AF_XDP socket on the queue ({}{})", where, why(-e),
+                            -e == EINVAL  ? ": does the interface have that queue?"
+                            : -e == EBUSY ? ": another AF_XDP socket has it"
+                                          : ""));
+  uint32_t idx = 0;
+  xsk_ring_prod__reserve(&r_->fill, kRxFrames, &idx);
+  for (uint32_t i = 0; i < kRxFrames; ++i)
+    *xsk_ring_prod__fill_addr(&r_->fill, idx + i) = uint64_t(i) * kFrameSize;
+  xsk_ring_prod__submit(&r_->fill, kRxFrames);
+  for (uint32_t i = kFrames; i > kRxFrames; --i)
+    r_->free_tx.push_back(uint64_t(i - 1) * kFrameSize);
+
+  r_->map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "knod_xsks", 4, 4, queue + 1, nullptr);
+  if (r_->map_fd < 0)
+    throw Error(fmt::format("{}: cannot create the XSKMAP ({})", where, why(-r_->map_fd)));
+  const uint32_t key = queue;
+  const int sock = r_->fd();
+  if (bpf_map_update_elem(r_->map_fd, &key, &sock, 0) != 0)
+    throw Error(fmt::format("{}: cannot put the socket in the XSKMAP ({})", where, why(errno)));
+  r_->prog_fd = load_redirect_prog(r_->map_fd);
+  if (r_->prog_fd < 0)
+    throw Error(
+        fmt::format("{}: the kernel refused the redirect program ({})", where, why(-r_->prog_fd)));
+  r_->flags = mode_flags(mode);
+  if (int e = bpf_xdp_attach(static_cast<int>(ifindex_), r_->prog_fd,
+                             r_->flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
+      e) {
+    uint32_t id = 0;
+    if ((-e == EBUSY || -e == EEXIST) && bpf_xdp_query_id(static_cast<int>(ifindex_), 0, &id) == 0)
+      throw taken(id);
+    throw Error(fmt::format("{}: cannot attach the XDP program ({}{})", where, why(-e),
+                            mode == Mode::kDrv && -e == EOPNOTSUPP
+                                ? ": the driver has no XDP of its own (use generic mode)"
+                                : ""));
+  }
+  r_->attached = true;
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof q;
+  if (bpf_xdp_query(static_cast<int>(ifindex_), 0, &q) == 0)
+    drv_ = q.attach_mode == XDP_ATTACHED_DRV || q.attach_mode == XDP_ATTACHED_HW;
+}
+
+XskPort::~XskPort() {
+  flush();
+}
+
+int XskPort::poll_fd() const {
+  return r_->fd();
+}
+
+bool XskPort::read(Packet& p, int timeout_ms) {
+  for (;;) {
+    uint32_t idx = 0;
+    if (xsk_ring_cons__peek(&r_->rx, 1, &idx) == 1) {
+      const xdp_desc* d = xsk_ring_cons__rx_desc(&r_->rx, idx);
+      const uint64_t addr = d->addr;
+      const uint32_t len = d->len;
+      const bool keep = len <= max_len_;
+      if (keep) {
+        const auto* f = static_cast<const uint8_t*>(xsk_umem__get_data(r_->area, addr));
+        timespec ts{};
+        ::clock_gettime(CLOCK_REALTIME, &ts);
+        p.ts_ns = uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+        p.wire_len = len;
+        p.data.assign(f, f + len);
+      }
+      xsk_ring_cons__release(&r_->rx, 1);
+      r_->recycle(addr);
+      if (keep) return true;
+      ++skipped_too_large_;
+      continue;
+    }
+    if (xsk_ring_prod__needs_wakeup(&r_->fill))
+      ::recvfrom(r_->fd(), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+    if (timeout_ms == 0) return false;
+    pollfd pf{r_->fd(), POLLIN, 0};
+    const int r = ::poll(&pf, 1, timeout_ms);
+    if (r < 0 && errno != EINTR)
+      throw Error(fmt::format("--xsk {}: poll: {}", name_, strerror(errno)));
+    if (r <= 0) return false;  // timed out, or a signal (the caller looks at why)
+    if (pf.revents & (POLLERR | POLLHUP | POLLNVAL))
+      throw Error(fmt::format("--xsk {}: the interface went away", name_));
+    timeout_ms = 0;  // the frame is there now
+  }
+}
+
+bool XskPort::write(std::span<const uint8_t> frame) {
+  if (r_->free_tx.empty()) r_->reclaim();
+  uint32_t idx = 0;
+  if (frame.size() > kFrameSize || r_->free_tx.empty() ||
+      xsk_ring_prod__reserve(&r_->tx, 1, &idx) != 1) {
+    ++write_errors_;
+    return false;
+  }
+  const uint64_t addr = r_->free_tx.back();
+  r_->free_tx.pop_back();
+  std::memcpy(xsk_umem__get_data(r_->area, addr), frame.data(), frame.size());
+  xdp_desc* d = xsk_ring_prod__tx_desc(&r_->tx, idx);
+  d->addr = addr;
+  d->len = static_cast<uint32_t>(frame.size());
+  d->options = 0;
+  xsk_ring_prod__submit(&r_->tx, 1);
+  ++r_->tx_out;
+  return true;
+}
+
+void XskPort::flush() {
+  // Copy mode sends at most 32 frames a sendto (TX_BATCH_SIZE, net/xdp/xsk.c) and says
+  // EAGAIN while more wait; a zero-copy driver completes later (reclaimed by the next flush).
+  for (int tries = 0; r_->tx_out && tries < 256; ++tries) {
+    if (::sendto(r_->fd(), nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0 && errno != EAGAIN &&
+        errno != EBUSY && errno != ENOBUFS && errno != EINTR)
+      break;
+    r_->reclaim();
+  }
+  r_->reclaim();
+}
+
+uint64_t XskPort::kernel_drops() const {
+  xdp_statistics s{};
+  socklen_t len = sizeof s;
+  if (::getsockopt(r_->fd(), SOL_XDP, XDP_STATISTICS, &s, &len) != 0) return 0;
+  return s.rx_dropped + s.rx_ring_full + s.rx_invalid_descs;
+}
+
+void XskPort::check_alive() const {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(r_->fd(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err)
+    throw Error(
+        fmt::format("--xsk {}:{}: the interface went away ({})", name_, queue_, strerror(err)));
+}
+
+std::string XskPort::mode() const {
+  return fmt::format("{}, {}", attach_mode(), zero_copy() ? "zero-copy" : "copy");
+}
+
+bool XskPort::zero_copy() const {
+  xdp_options o{};
+  socklen_t len = sizeof o;
+  return ::getsockopt(r_->fd(), SOL_XDP, XDP_OPTIONS, &o, &len) == 0 &&
+         (o.flags & XDP_OPTIONS_ZEROCOPY);
+}
+
+}  // namespace knod::io

@@ -1,0 +1,80 @@
+// An AF_XDP socket as a knod port (Documentation/networking/af_xdp.rst; libxdp's xsk API):
+// the frames one RX queue of a network interface receives come to knod before the kernel's
+// stack sees them, and what knod writes leaves by that interface's TX. This is how a NIC feeds
+// knod on a host: `knod run OBJ --xsk eth1:0`.
+//
+// knod attaches its own XDP program to the interface (6 instructions: bpf_redirect_map of
+// the frame's rx_queue_index into an XSKMAP, XDP_PASS where the queue has no socket, so the
+// other queues' traffic still reaches the stack) and detaches it when the port closes, if it
+// is still the one attached. The UMEM is 4096 frames of 4096 bytes (16 MiB): half on the fill
+// ring for RX, half for TX. Frames are copied in and out of knod's batches.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "io/port.h"
+
+namespace knod::io {
+
+class XskPort final : public Port {
+ public:
+  /// How the XDP program is attached (`ip link set DEV xdpgeneric|xdpdrv`): kAuto lets the
+  /// kernel choose (the driver's own XDP where it has one, else generic XDP).
+  enum class Mode { kAuto, kSkb, kDrv };
+
+  /// Opens an AF_XDP socket on RX queue `queue` of interface `ifname`, and attaches knod's
+  /// redirect program there. `max_len`: frames longer than this (bytes) are counted as
+  /// skipped, not returned. Throws knod::Error naming the interface: no such interface, a
+  /// queue it does not have (EINVAL), an XDP program already attached ("detach it first: ip
+  /// link set dev NAME xdp off"), no CAP_NET_ADMIN / CAP_BPF (EPERM), a kernel without
+  /// AF_XDP.
+  XskPort(const std::string& ifname, uint32_t queue, Mode mode = Mode::kAuto,
+          uint32_t max_len = PcapReader::kDefaultMaxLen);
+  ~XskPort() override;
+  XskPort(const XskPort&) = delete;
+  XskPort& operator=(const XskPort&) = delete;
+
+  /// Parses "IFACE" or "IFACE:QUEUE" (the --xsk argument) into its two parts (queue 0 when
+  /// not given). Throws knod::Error for a name of 0 or more than 15 bytes or a bad queue.
+  static std::pair<std::string, uint32_t> parse(const std::string& arg);
+
+  bool read(Packet& p, int timeout_ms) override;
+  /// Copies `frame` into a free UMEM frame and puts it on the TX ring; flush() sends.
+  /// Returns false (write_errors) when it is longer than a UMEM frame or no TX frame is free.
+  bool write(std::span<const uint8_t> frame) override;
+  /// Kicks the TX ring (sendto) when frames are queued, and takes back the frames the kernel
+  /// has sent (completion ring).
+  void flush() override;
+
+  std::string_view kind() const override { return "xsk"; }
+  const std::string& name() const override { return name_; }
+  uint32_t ifindex() const override { return ifindex_; }
+  uint32_t queue() const override { return queue_; }
+  uint64_t skipped_too_large() const override { return skipped_too_large_; }
+  uint64_t write_errors() const override { return write_errors_; }
+  /// XDP_STATISTICS: rx_dropped + rx_ring_full + rx_invalid_descs, read from the socket.
+  uint64_t kernel_drops() const override;
+  int poll_fd() const override;
+  /// The kernel sets the socket's error to ENETDOWN when the interface is deleted.
+  void check_alive() const override;
+
+  /// How the program was attached: "xdpdrv" (the driver's XDP) or "xdpgeneric".
+  std::string_view attach_mode() const { return drv_ ? "xdpdrv" : "xdpgeneric"; }
+  /// attach_mode() and "copy" or "zero-copy".
+  std::string mode() const override;
+  /// Whether the socket is bound in zero-copy mode (XDP_OPTIONS: XDP_OPTIONS_ZEROCOPY).
+  bool zero_copy() const;
+
+ private:
+  struct Rings;
+  std::unique_ptr<Rings> r_;
+  std::string name_;
+  uint32_t ifindex_ = 0, queue_ = 0, max_len_;
+  bool drv_ = false;
+  uint64_t skipped_too_large_ = 0, write_errors_ = 0;
+};
+
+}  // namespace knod::io

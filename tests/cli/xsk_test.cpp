@@ -1,0 +1,191 @@
+// `knod run --xsk`: the bundled icmp_echo program answers the kernel's pings on an AF_XDP
+// socket. The test enters a network namespace of its own (root; skipped with a message where
+// refused) and makes a veth pair: kv0 is the kernel's side (10.0.0.1/24, neighbour 10.0.0.2,
+// an address icmp_echo.maps.json answers for), kv1 the NIC knod takes queue 0 of. Echo
+// requests sent from a raw socket leave kv0, arrive on kv1, go through knod's redirect
+// program into its socket; the replies the kernel delivers were made by the XDP program
+// (XDP_TX, out of kv1 through the socket's TX ring).
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "cli_test.h"
+
+namespace {
+
+using knod::cli_test::knod;
+using knod::cli_test::read_file;
+using knod::cli_test::Result;
+using knod::cli_test::temp_dir;
+
+const std::string kIcmpEcho = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
+const std::string kIcmpMaps = std::string(KNOD_EXAMPLE_SRC_DIR) + "/icmp_echo.maps.json";
+
+std::string enter_netns_with_veth() {
+  if (::unshare(CLONE_NEWNET) != 0)
+    return std::string("unshare(CLONE_NEWNET): ") + strerror(errno) + " (needs root)";
+  if (std::system("sysctl -qw net.ipv6.conf.default.disable_ipv6=1 && "
+                  "ip link add kv0 type veth peer name kv1 && ip link set kv1 up && "
+                  "ip addr add 10.0.0.1/24 dev kv0 && ip link set kv0 up && "
+                  "ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev kv0 nud permanent") != 0)
+    return "cannot make a veth pair (ip link add kv0 type veth peer name kv1)";
+  return "";
+}
+
+// Waits (up to 60 s: knod loads and compiles first, slowly under sanitizers) until knod's
+// program is on kv1: its socket is bound by then.
+bool wait_for_xdp(const char* dev) {
+  for (int i = 0; i < 1200; ++i) {
+    uint32_t id = 0;
+    if (bpf_xdp_query_id(static_cast<int>(::if_nametoindex(dev)), 0, &id) == 0 && id) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+uint16_t csum(const uint8_t* p, size_t n) {
+  uint32_t s = 0;
+  for (size_t i = 0; i + 1 < n; i += 2) s += uint32_t(p[i] << 8 | p[i + 1]);
+  if (n & 1) s += uint32_t(p[n - 1] << 8);
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return uint16_t(~s);
+}
+
+TEST(RunXsk, AnswersThePingsArrivingOnItsQueueWithXdpTx) {
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir();
+  const uint32_t kv1 = ::if_nametoindex("kv1");
+  // 3 echo requests (XDP_TX) and one UDP datagram (XDP_PASS): -c 4.
+  auto run = std::async(std::launch::async, [&] {
+    return knod("run " + kIcmpEcho + " --map-load " + kIcmpMaps + " --xsk kv1 -c 4 --stats " + dir +
+                "/stats.json --tx " + dir + "/tx.pcap --workers 2");
+  });
+  if (!wait_for_xdp("kv1")) {
+    ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+    Result r = run.get();
+    if (r.err.find("Address family not supported") != std::string::npos)
+      GTEST_SKIP() << "no AF_XDP in this kernel: " << r.err;
+    FAIL() << "knod attached nothing to kv1 in 60 s: " << r.err;
+  }
+  int s = ::socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+  ASSERT_GE(s, 0) << strerror(errno);
+  timeval tv{10, 0};
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  inet_pton(AF_INET, "10.0.0.2", &to.sin_addr);
+  for (uint8_t seq = 0; seq < 3; ++seq) {
+    uint8_t req[16] = {8, 0, 0, 0, 0x12, 0x34, 0, seq, 'k', 'n', 'o', 'd', '-', 'x', 's', 'k'};
+    const uint16_t c = csum(req, sizeof req);
+    req[2] = uint8_t(c >> 8), req[3] = uint8_t(c);
+    ASSERT_EQ(::sendto(s, req, sizeof req, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 16);
+    uint8_t got[128];
+    sockaddr_in from{};
+    socklen_t fl = sizeof from;
+    const ssize_t n = ::recvfrom(s, got, sizeof got, 0, reinterpret_cast<sockaddr*>(&from), &fl);
+    ASSERT_EQ(n, 20 + 16) << "no echo reply for seq " << int(seq) << ": " << strerror(errno);
+    EXPECT_EQ(from.sin_addr.s_addr, to.sin_addr.s_addr);
+    EXPECT_EQ(got[20], 0);  // ICMP_ECHOREPLY
+    EXPECT_EQ(got[8], 64);  // the TTL icmp_echo sets
+    EXPECT_EQ(csum(got, 20), 0) << "IP header checksum";
+    EXPECT_EQ(csum(got + 20, 16), 0) << "ICMP checksum";
+    EXPECT_EQ(got[27], seq);
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(got + 28), 8), "knod-xsk");
+  }
+  ::close(s);
+  int u = ::socket(AF_INET, SOCK_DGRAM, 0);
+  to.sin_port = htons(9);
+  ASSERT_EQ(::sendto(u, "x", 1, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 1);
+  ::close(u);
+
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("4 packets, 193 bytes from xsk kv1:0 (ifindex " + std::to_string(kv1) +
+                       ", xdpdrv, copy)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("xsk kv1:0: 4 frames in; out: 3 XDP_TX, 0 XDP_REDIRECT\n"),
+            std::string::npos)
+      << r.out;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["verdicts"]["XDP_TX"], 3);
+  EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1);
+  ASSERT_EQ(st["ports"].size(), 1u);
+  const auto& p = st["ports"][0];
+  EXPECT_EQ(p["kind"], "xsk");
+  EXPECT_EQ(p["name"], "kv1");
+  EXPECT_EQ(p["queue"], 0);
+  EXPECT_EQ(p["ifindex"], kv1);
+  EXPECT_EQ(p["rx"], 4);
+  EXPECT_EQ(p["tx"], 3);
+  EXPECT_EQ(p["refused"], 0);
+  EXPECT_EQ(p["kernel_dropped"], 0);
+  // --tx: the 3 replies as sent, 50-byte frames: 24 + 3 x (16 + 50) bytes of pcap.
+  EXPECT_EQ(read_file(dir + "/tx.pcap").size(), 24u + 3 * (16 + 50));
+  uint32_t id = 0;
+  bpf_xdp_query_id(static_cast<int>(kv1), 0, &id);
+  EXPECT_EQ(id, 0u) << "knod left its program on kv1";
+}
+
+TEST(RunXsk, PortsOnTheCommandLine) {
+  Result r = knod("run " + kIcmpEcho + " -r x.pcap --xsk kv1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("-r and --xsk both give the packets: choose one"), std::string::npos)
+      << r.err;
+  r = knod("run " + kIcmpEcho + " --xsk kv1:q");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --xsk 'kv1:q': expected IFACE or IFACE:QUEUE (a queue number)\n");
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  r = knod("run " + kIcmpEcho + " --xsk nosuch0");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --xsk nosuch0:0: no such interface\n");
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kv1:1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --xsk kv1:1: one queue per interface (kv1:0 is given too)\n");
+  // An interface with an XDP program of someone else's (return XDP_PASS): refused, left as
+  // it was.
+  const bpf_insn pass[] = {{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+                           {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
+  const int prog = bpf_prog_load(BPF_PROG_TYPE_XDP, "other", "GPL", pass, 2, nullptr);
+  ASSERT_GE(prog, 0) << strerror(-prog);
+  const int kv1 = static_cast<int>(::if_nametoindex("kv1"));
+  ASSERT_EQ(bpf_xdp_attach(kv1, prog, XDP_FLAGS_SKB_MODE, nullptr), 0);
+  uint32_t id = 0;
+  ASSERT_EQ(bpf_xdp_query_id(kv1, 0, &id), 0);
+  ASSERT_NE(id, 0u);
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --duration 0.1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --xsk kv1:0: the interface already has an XDP program (id " +
+                       std::to_string(id) +
+                       "); knod attaches its own: detach it first (ip link set dev kv1 xdp "
+                       "off)\n");
+  uint32_t after = 0;
+  bpf_xdp_query_id(kv1, 0, &after);
+  EXPECT_EQ(after, id);
+  ::close(prog);
+  // --duration ends an idle run: 0 packets, the program detached.
+  r = knod("run " + kIcmpEcho + " --xsk kv0 --duration 0.2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find(": 0 packets, 0 bytes from xsk kv0:0"), std::string::npos) << r.out;
+  bpf_xdp_query_id(static_cast<int>(::if_nametoindex("kv0")), 0, &id);
+  EXPECT_EQ(id, 0u);
+}
+
+}  // namespace

@@ -97,6 +97,7 @@ void catch_stop_signals() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // the terminal closed: end as Ctrl-C does
 }
 
 int run(const RunArgs& a) {

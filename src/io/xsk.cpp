@@ -63,18 +63,12 @@ struct XskPort::Rings {
   xsk_ring_prod fill{}, tx{};
   xsk_ring_cons comp{}, rx{};
   int map_fd = -1, prog_fd = -1;
-  uint32_t flags = 0;             // XDP_FLAGS_* mode of the attach
-  bool attached = false;          // the program is on the interface (ours to detach)
+  int link_fd = -1;  // the BPF link holding the program on the interface (gone when knod is)
   std::vector<uint64_t> free_tx;  // UMEM addresses of TX frames not on the TX ring
   uint32_t tx_out = 0;            // TX frames on the ring, not completed yet
 
   ~Rings() {
-    if (attached) {  // only if it is still ours (XDP_FLAGS_REPLACE with old_prog_fd)
-      bpf_xdp_attach_opts o{};
-      o.sz = sizeof o;
-      o.old_prog_fd = prog_fd;
-      bpf_xdp_detach(static_cast<int>(ifindex), flags, &o);
-    }
+    if (link_fd >= 0) bpf_link_detach(link_fd), ::close(link_fd);
     if (xsk) xsk_socket__delete(xsk);
     if (umem) xsk_umem__delete(umem);
     if (area != MAP_FAILED) ::munmap(area, size_t(kFrames) * kFrameSize);
@@ -113,6 +107,8 @@ std::pair<std::string, uint32_t> XskPort::parse(const std::string& arg) {
       throw Error(fmt::format("--xsk '{}': expected IFACE or IFACE:QUEUE (a queue number)", arg));
     queue = static_cast<uint32_t>(v);
   }
+  if (name.find(':') != std::string::npos)  // "eth0:1" is an alias label, not an interface
+    throw Error(fmt::format("--xsk '{}': expected IFACE or IFACE:QUEUE (a queue number)", arg));
   if (name.empty() || name.size() >= IFNAMSIZ)
     throw Error(fmt::format("--xsk '{}': an interface name has 1 to {} bytes", arg, IFNAMSIZ - 1));
   return {name, queue};
@@ -125,6 +121,17 @@ XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t 
   if (!ifindex_) throw Error(fmt::format("{}: no such interface", where));
   r_->ifindex = ifindex_;
   auto taken = [&](uint32_t id) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    const int fd = bpf_prog_get_fd_by_id(id);
+    const bool knod = fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+                      std::string_view(info.name) == "knod_xsk";
+    if (fd >= 0) ::close(fd);
+    if (knod)
+      return Error(
+          fmt::format("{}: another knod holds the interface (its XDP program knod_xsk, "
+                      "id {}, is attached)",
+                      where, id));
     return Error(fmt::format(
         "{}: the interface already has an XDP program (id {}); knod attaches its own: detach "
         "it first (ip link set dev {} xdp off)",
@@ -168,10 +175,18 @@ XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t 
   if (r_->prog_fd < 0)
     throw Error(
         fmt::format("{}: the kernel refused the redirect program ({})", where, why(-r_->prog_fd)));
-  r_->flags = mode_flags(mode);
-  if (int e = bpf_xdp_attach(static_cast<int>(ifindex_), r_->prog_fd,
-                             r_->flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
-      e) {
+  // A BPF link: the kernel detaches the program when knod ends, however it ends (SIGKILL too).
+  auto attach = [&](uint32_t flags) {
+    bpf_link_create_opts lo{};
+    lo.sz = sizeof lo;
+    lo.flags = flags;
+    r_->link_fd = bpf_link_create(r_->prog_fd, static_cast<int>(ifindex_), BPF_XDP, &lo);
+    return r_->link_fd < 0 ? r_->link_fd : 0;
+  };
+  int e = attach(mode_flags(mode));
+  if (e && mode == Mode::kAuto && -e != EBUSY && -e != EEXIST && -e != EPERM)
+    e = attach(XDP_FLAGS_SKB_MODE);  // the driver's XDP refused (MTU too large...): generic
+  if (e) {
     uint32_t id = 0;
     if ((-e == EBUSY || -e == EEXIST) && bpf_xdp_query_id(static_cast<int>(ifindex_), 0, &id) == 0)
       throw taken(id);
@@ -180,7 +195,6 @@ XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t 
                                 ? ": the driver has no XDP of its own (use generic mode)"
                                 : ""));
   }
-  r_->attached = true;
   bpf_xdp_query_opts q{};
   q.sz = sizeof q;
   if (bpf_xdp_query(static_cast<int>(ifindex_), 0, &q) == 0)
@@ -233,6 +247,7 @@ bool XskPort::read(Packet& p, int timeout_ms) {
 
 bool XskPort::write(std::span<const uint8_t> frame) {
   if (r_->free_tx.empty()) r_->reclaim();
+  if (r_->free_tx.empty()) flush();  // a batch larger than the TX ring: send what is queued
   uint32_t idx = 0;
   if (frame.size() > kFrameSize || r_->free_tx.empty() ||
       xsk_ring_prod__reserve(&r_->tx, 1, &idx) != 1) {

@@ -5,9 +5,11 @@
 //
 // knod attaches its own XDP program to the interface (6 instructions: bpf_redirect_map of
 // the frame's rx_queue_index into an XSKMAP, XDP_PASS where the queue has no socket, so the
-// other queues' traffic still reaches the stack) and detaches it when the port closes, if it
-// is still the one attached. The UMEM is 4096 frames of 4096 bytes (16 MiB): half on the fill
-// ring for RX, half for TX. Frames are copied in and out of knod's batches.
+// other queues' traffic still reaches the stack) through a BPF link, which the kernel takes
+// down when the port closes or knod ends in any way (SIGKILL too). kAuto falls back to
+// generic XDP where the driver's own refuses (veth: an MTU too large for XDP). The UMEM is 4096
+// frames of 4096 bytes (16 MiB): half on the fill ring for RX, half for TX. Frames are copied in
+// and out of knod's batches.
 #pragma once
 
 #include <cstdint>

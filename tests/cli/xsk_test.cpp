@@ -188,4 +188,26 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   EXPECT_EQ(id, 0u);
 }
 
+// knod holds its program through a BPF link: the kernel takes it down when knod dies, even
+// by SIGKILL, and the interface is free for the next run.
+TEST(RunXsk, SigkillLeavesNoProgramBehind) {
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  auto run = std::async(std::launch::async, [&] {
+    return knod("run " + kIcmpEcho +
+                " --xsk kv1 --duration 60 -q & p=$!; i=0; "
+                "until ip link show kv1 | grep -q prog/xdp; do i=$((i+1)); [ $i -gt 600 ] && "
+                "break; sleep 0.1; done; kill -KILL $p; wait $p");
+  });
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(90)), std::future_status::ready);
+  EXPECT_EQ(run.get().rc, 128 + 9);
+  uint32_t id = 1;
+  for (int i = 0; i < 100 && id; ++i) {
+    bpf_xdp_query_id(static_cast<int>(::if_nametoindex("kv1")), 0, &id);
+    if (id) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(id, 0u) << "knod's program outlived it";
+  Result r = knod("run " + kIcmpEcho + " --xsk kv1 --duration 0.1");
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
 }  // namespace

@@ -5,10 +5,19 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "base/error.h"
 
 namespace knod::io {
+
+void set_frame(Packet& p, const uint8_t* data, uint32_t len) {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  p.ts_ns = uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+  p.wire_len = len;
+  p.data.assign(data, data + len);
+}
 
 bool wait_any(const std::vector<Port*>& ports, int timeout_ms) {
   std::vector<pollfd> fds;

@@ -49,6 +49,10 @@ class Port {
   virtual void check_alive() const {}
 };
 
+/// `p` = a copy of the `len` bytes at `data`, wire_len = len, ts_ns = CLOCK_REALTIME now (ns
+/// since the Unix epoch): a frame as a port read it.
+void set_frame(Packet& p, const uint8_t* data, uint32_t len);
+
 /// Waits up to `timeout_ms` (negative: forever) until one of `ports` has a frame to read.
 /// Returns false on a timeout or a signal. Throws knod::Error when an interface went away.
 bool wait_any(const std::vector<Port*>& ports, int timeout_ms);

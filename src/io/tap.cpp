@@ -4,13 +4,11 @@
 #include <fmt/core.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 
 #include "base/error.h"
 
@@ -57,25 +55,15 @@ bool TapPort::read(Packet& p, int timeout_ms) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN) throw Error(fmt::format("--tap {}: read: {}", name_, strerror(errno)));
-      if (timeout_ms == 0) return false;
-      pollfd pf{fd_, POLLIN, 0};
-      const int r = ::poll(&pf, 1, timeout_ms);
-      if (r < 0 && errno != EINTR)
-        throw Error(fmt::format("--tap {}: poll: {}", name_, strerror(errno)));
-      if (r <= 0) return false;  // timed out, or a signal (the caller looks at why)
-      if (pf.revents & (POLLERR | POLLHUP | POLLNVAL))
-        throw Error(fmt::format("--tap {}: the interface went away", name_));
+      // Timed out, or a signal (the caller looks at why).
+      if (timeout_ms == 0 || !wait_any({this}, timeout_ms)) return false;
       continue;
     }
     if (static_cast<size_t>(n) > max_len_) {
       ++skipped_too_large_;
       continue;
     }
-    timespec ts{};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
-    p.ts_ns = uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-    p.wire_len = static_cast<uint32_t>(n);
-    p.data.assign(buf_.data(), buf_.data() + n);
+    set_frame(p, buf_.data(), static_cast<uint32_t>(n));
     return true;
   }
 }

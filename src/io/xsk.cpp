@@ -7,7 +7,6 @@
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,7 +15,6 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <ctime>
 #include <vector>
 
 #include "base/error.h"
@@ -217,14 +215,7 @@ bool XskPort::read(Packet& p, int timeout_ms) {
       const uint64_t addr = d->addr;
       const uint32_t len = d->len;
       const bool keep = len <= max_len_;
-      if (keep) {
-        const auto* f = static_cast<const uint8_t*>(xsk_umem__get_data(r_->area, addr));
-        timespec ts{};
-        ::clock_gettime(CLOCK_REALTIME, &ts);
-        p.ts_ns = uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-        p.wire_len = len;
-        p.data.assign(f, f + len);
-      }
+      if (keep) set_frame(p, static_cast<const uint8_t*>(xsk_umem__get_data(r_->area, addr)), len);
       xsk_ring_cons__release(&r_->rx, 1);
       r_->recycle(addr);
       if (keep) return true;
@@ -233,14 +224,8 @@ bool XskPort::read(Packet& p, int timeout_ms) {
     }
     if (xsk_ring_prod__needs_wakeup(&r_->fill))
       ::recvfrom(r_->fd(), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
-    if (timeout_ms == 0) return false;
-    pollfd pf{r_->fd(), POLLIN, 0};
-    const int r = ::poll(&pf, 1, timeout_ms);
-    if (r < 0 && errno != EINTR)
-      throw Error(fmt::format("--xsk {}: poll: {}", name_, strerror(errno)));
-    if (r <= 0) return false;  // timed out, or a signal (the caller looks at why)
-    if (pf.revents & (POLLERR | POLLHUP | POLLNVAL))
-      throw Error(fmt::format("--xsk {}: the interface went away", name_));
+    // Timed out, or a signal (the caller looks at why).
+    if (timeout_ms == 0 || !wait_any({this}, timeout_ms)) return false;
     timeout_ms = 0;  // the frame is there now
   }
 }

@@ -33,4 +33,9 @@ std::string pcap_bytes(uint32_t dlt, const std::vector<std::string>& frames, uin
 /// An Ethernet + IPv4 + UDP frame of `size` bytes (>= 42), valid headers, zero payload.
 std::string udp_frame(size_t size);
 
+/// Sends 3 ICMP echo requests (id 0x1234, seq 0-2, 8-byte payload `tag`) to `to_addr` from a
+/// raw socket and expects each one's reply as tests/bpf icmp_echo makes it (TTL 64, valid
+/// checksums, the payload back) within 10 s. gtest assertions (ping.cpp).
+void expect_echo_replies(const std::string& to_addr, const std::string& tag);
+
 }  // namespace knod::cli_test

@@ -13,8 +13,10 @@
 #include <xdp/xsk.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -142,18 +144,30 @@ XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t 
   if (r_->area == MAP_FAILED)
     throw Error(fmt::format("{}: cannot map {} bytes of UMEM ({})", where, size, strerror(errno)));
   xsk_umem_config uc{kRing, kRing, kFrameSize, 0, 0};
-  if (int e = xsk_umem__create(&r_->umem, r_->area, size, &r_->fill, &r_->comp, &uc); e)
-    throw Error(fmt::format("{}: cannot register the UMEM ({})", where, why(-e)));
   xsk_socket_config sc{};
   sc.rx_size = kRing, sc.tx_size = kRing;
   sc.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // knod's own program, below
   sc.bind_flags = XDP_USE_NEED_WAKEUP;
-  if (int e = xsk_socket__create(&r_->xsk, ifname.c_str(), queue, r_->umem, &r_->rx, &r_->tx, &sc);
-      e)
+  for (int tries = 1;; ++tries) {
+    if (int e = xsk_umem__create(&r_->umem, r_->area, size, &r_->fill, &r_->comp, &uc); e)
+      throw Error(fmt::format("{}: cannot register the UMEM ({})", where, why(-e)));
+    const int e =
+        xsk_socket__create(&r_->xsk, ifname.c_str(), queue, r_->umem, &r_->rx, &r_->tx, &sc);
+    if (!e) break;
+    r_->xsk = nullptr;
+    xsk_umem__delete(r_->umem);
+    r_->umem = nullptr;
+    // The socket of a process that just ended holds the queue until the kernel's deferred
+    // work frees its UMEM pool (a few ms after a SIGKILL): give it up to 1 s.
+    if (-e == EBUSY && tries < 50) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     throw Error(fmt::format("{}: cannot open an AF_XDP socket on the queue ({}{})", where, why(-e),
                             -e == EINVAL  ? ": does the interface have that queue?"
                             : -e == EBUSY ? ": another AF_XDP socket has it"
                                           : ""));
+  }
   uint32_t idx = 0;
   xsk_ring_prod__reserve(&r_->fill, kRxFrames, &idx);
   for (uint32_t i = 0; i < kRxFrames; ++i)

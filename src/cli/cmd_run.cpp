@@ -17,6 +17,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "cli/command.h"
@@ -26,6 +27,7 @@
 #include "cli/xdp_job.h"
 #include "device/batch.h"
 #include "io/map_json.h"
+#include "io/xsk.h"
 #include "loader/object.h"
 #include "vm/abi.h"
 #include "xdp/runtime.h"
@@ -150,6 +152,15 @@ int run(const RunArgs& a) {
   }
   // Output files are opened before the run, so that a bad path fails fast.
   std::ofstream stats_f, dump_f;
+  // An error before they are written removes the files this run created (not left empty).
+  struct Unmade {
+    std::vector<std::string> paths;
+    ~Unmade() {
+      for (const std::string& p : paths) ::unlink(p.c_str());
+    }
+  } unmade;
+  for (const std::string* p : {&a.stats, &a.map_dump})
+    if (!p->empty() && ::access(p->c_str(), F_OK) != 0) unmade.paths.push_back(*p);
   if (!a.stats.empty()) {
     stats_f.open(a.stats);
     if (!stats_f)
@@ -231,13 +242,14 @@ int run(const RunArgs& a) {
           "than ETH_HLEN\n",
           r.skipped_snapped, r.skipped_too_large, r.skipped_runt);
     for (const knod::cli::PortCounters& t : r.ports)
-      fmt::print("{} {}: {} frames in; out: {} XDP_TX, {} XDP_REDIRECT{}{}\n", t.kind, port_name(t),
-                 t.rx, t.tx, t.redirected,
+      fmt::print("{} {}: {} frames in; out: {} XDP_TX, {} XDP_REDIRECT{}{}{}\n", t.kind,
+                 port_name(t), t.rx, t.tx, t.redirected,
                  t.refused ? fmt::format(" ({} more could not be sent)", t.refused) : "",
                  t.kernel_dropped
                      ? fmt::format("; {} dropped by the kernel before knod (XDP_STATISTICS)",
                                    t.kernel_dropped)
-                     : "");
+                     : "",
+                 t.unread ? fmt::format("; {} queued at the end, not run", t.unread) : "");
     if (r.redirect_unsent)
       fmt::print("XDP_REDIRECT to no port (counted, not sent): {}\n", r.redirect_unsent);
     if (xfrm) xfrm->print();
@@ -297,14 +309,16 @@ int run(const RunArgs& a) {
     if (!r.ports.empty()) {
       s["ports"] = nlohmann::json::array();
       for (const knod::cli::PortCounters& t : r.ports) {
-        nlohmann::json j = {{"kind", t.kind},      {"name", t.name}, {"ifindex", t.ifindex},
-                            {"rx", t.rx},          {"tx", t.tx},     {"redirected", t.redirected},
-                            {"refused", t.refused}};
+        nlohmann::json j = {{"kind", t.kind},       {"name", t.name},
+                            {"ifindex", t.ifindex}, {"rx", t.rx},
+                            {"tx", t.tx},           {"redirected", t.redirected},
+                            {"refused", t.refused}, {"unread", t.unread}};
         if (t.kind == "xsk")
           j["queue"] = t.queue, j["mode"] = t.mode, j["kernel_dropped"] = t.kernel_dropped;
         s["ports"].push_back(j);
       }
       s["redirect_unsent"] = r.redirect_unsent;
+      if (!r.port_error.empty()) s["port_error"] = r.port_error;
     }
     if (a.persistent)
       s["persistent"] = {{"batches", r.batch_latency_ns.size()},
@@ -315,17 +329,21 @@ int run(const RunArgs& a) {
     stats_f << s.dump(2) << "\n";
     if (!stats_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.stats, strerror(errno)));
+    std::erase(unmade.paths, a.stats);
   }
   if (!a.map_dump.empty()) {
     dump_f << knod::io::dump_maps_json(obj).dump(2) << "\n";
     if (!dump_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.map_dump, strerror(errno)));
+    std::erase(unmade.paths, a.map_dump);
   }
   const std::pair<std::ofstream*, const std::string*> logs[] = {
       {&trace, &a.trace}, {&perf, &a.perf}, {&ring, &a.ringbuf}};
   for (const auto& [f, path] : logs)
     if (!path->empty() && !f->flush())
       throw knod::Error(fmt::format("{}: write failed ({})", *path, strerror(errno)));
+  // A port that went away ended the run: its counters are out above; the error is the exit.
+  if (!r.port_error.empty()) throw knod::Error(r.port_error);
   return r.truncated ? 3 : 0;
 }
 
@@ -415,6 +433,11 @@ KNOD_COMMAND(run) {
     if (a->in.empty() && !live)
       throw CLI::ValidationError(
           "--read is required (or --tap NAME / --xsk IFACE[:QUEUE] for a live interface)");
+    for (const std::string& x : a->xsk) try {
+        knod::io::XskPort::parse(x);
+      } catch (const knod::Error& e) {
+        throw CLI::ValidationError(e.what());
+      }
     if (!a->in.empty() && live)
       throw CLI::ValidationError(fmt::format("-r and {} both give the packets: choose one",
                                              a->tap.empty() ? "--xsk" : "--tap"));

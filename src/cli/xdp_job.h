@@ -108,6 +108,9 @@ struct PortCounters {
   uint64_t redirected = 0;      ///< XDP_REDIRECT frames (from any port) written into it
   uint64_t refused = 0;         ///< writes that failed (io::Port::write)
   uint64_t kernel_dropped = 0;  ///< xsk: frames the kernel dropped before knod saw them
+  /// Frames queued for knod when the run ended (-c reached, a stop, an error): counted, not
+  /// run. xsk: rx + kernel_dropped + unread = every frame knod's program took from the queue.
+  uint64_t unread = 0;
 };
 
 struct JobResult {
@@ -123,13 +126,17 @@ struct JobResult {
   uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
   std::vector<PortCounters> ports;  ///< --tap, --xsk: each port's, taps first, in the order given
   uint64_t redirect_unsent = 0;     ///< ports: XDP_REDIRECT frames whose target is no port
+  /// Ports: why the run ended early (an interface went away: the io::Port error); empty when
+  /// it did not. The counters hold what ran until then; the caller reports them, then this.
+  std::string port_error;
   /// The CPU device's counters (packets per worker, late and stalled workers); empty items
   /// for a GPU device.
   device::CpuStats cpu;
 };
 
 /// Runs `rt`'s program over opts.in_pcap (or the ports) with `ex`. Throws knod::Error for I/O
-/// errors.
+/// errors of the capture and the output files; a port that fails mid-run ends the run
+/// instead (JobResult::port_error).
 JobResult run_pcap_job(xdp::Runtime& rt, vm::Executor& ex, const JobOptions& opts);
 /// Same on `dev`: a batch device gets rt.env() (every program, the maps) loaded once and
 /// runs each batch of opts.batch packets at once (lanes in any order on a GPU: use --batch 1

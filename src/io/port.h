@@ -29,6 +29,11 @@ class Port {
   virtual bool write(std::span<const uint8_t> frame) = 0;
   /// Sends what write() queued (AF_XDP: one kick of the TX ring a batch). TAP: nothing to do.
   virtual void flush() {}
+  /// Ends the frames coming to knod, for the end of a run: AF_XDP detaches knod's program, so
+  /// that the queue's frames go to the kernel's stack again; what is already queued for knod
+  /// can still be read (and is counted by the caller). TAP: nothing to stop (the kernel queues
+  /// what it sends out of the interface until the TAP closes).
+  virtual void stop_input() {}
 
   virtual std::string_view kind() const = 0;    ///< "tap" | "xsk"
   virtual const std::string& name() const = 0;  ///< the interface's name

@@ -277,6 +277,13 @@ void XskPort::flush() {
   r_->reclaim();
 }
 
+void XskPort::stop_input() {
+  if (r_->link_fd < 0) return;
+  bpf_link_detach(r_->link_fd);
+  ::close(r_->link_fd);
+  r_->link_fd = -1;
+}
+
 uint64_t XskPort::kernel_drops() const {
   xdp_statistics s{};
   socklen_t len = sizeof s;

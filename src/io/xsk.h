@@ -50,6 +50,9 @@ class XskPort final : public Port {
   /// Kicks the TX ring (sendto) when frames are queued, and takes back the frames the kernel
   /// has sent (completion ring).
   void flush() override;
+  /// Detaches knod's program (the BPF link); the socket stays bound, so frames already on
+  /// the RX ring can be read and the TX ring still sends.
+  void stop_input() override;
 
   std::string_view kind() const override { return "xsk"; }
   const std::string& name() const override { return name_; }

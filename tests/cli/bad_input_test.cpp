@@ -136,6 +136,18 @@ TEST(BadCapture, Nonexistent) {
   expect_one_line(run_l4lb("-r /nonexistent/in.pcap"), 1, {"/nonexistent/in.pcap", "No such file"});
 }
 
+// An error before the run's end leaves no empty --stats / --map-dump behind; a file that was
+// there before is the user's and stays.
+TEST(BadCapture, NonexistentLeavesNoEmptyOutputFiles) {
+  const std::string dir = temp_dir();
+  write_file(dir + "/old.json", "{}");
+  expect_one_line(run_l4lb("-r /nonexistent/in.pcap --stats " + dir + "/s.json --map-dump " + dir +
+                           "/old.json"),
+                  1, {"/nonexistent/in.pcap", "No such file"});
+  EXPECT_FALSE(std::filesystem::exists(dir + "/s.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/old.json"));
+}
+
 TEST(BadCapture, TruncatedHeader) {
   std::string p = temp_dir() + "/hdr.pcap";
   write_file(p, read_file(kPing4).substr(0, 20));

@@ -10,9 +10,11 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <linux/if_link.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -121,8 +123,10 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   EXPECT_NE(r.err.find("-r and --xsk both give the packets: choose one"), std::string::npos)
       << r.err;
   r = knod("run " + kIcmpEcho + " --xsk kv1:q");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "knod: --xsk 'kv1:q': expected IFACE or IFACE:QUEUE (a queue number)\n");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err,
+            "knod: run: --xsk 'kv1:q': expected IFACE or IFACE:QUEUE (a queue number) (see "
+            "knod run --help)\n");
   if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
   r = knod("run " + kIcmpEcho + " --xsk nosuch0");
   EXPECT_EQ(r.rc, 1);
@@ -157,6 +161,108 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   EXPECT_NE(r.out.find(": 0 packets, 0 bytes from xsk kv0:0"), std::string::npos) << r.out;
   bpf_xdp_query_id(static_cast<int>(::if_nametoindex("kv0")), 0, &id);
   EXPECT_EQ(id, 0u);
+}
+
+// Starts `knod run ARGS` in the background (its pid in `dir`/pid, its output in `dir`/out and
+// err, for `run`'s Result) and waits until its program is on kv1; the pid, or 0 (then `why`
+// says what happened).
+pid_t start_knod(std::future<Result>& run, const std::string& args, const std::string& dir,
+                 std::string& why) {
+  run = std::async(std::launch::async, [=] {
+    Result r = knod("run " + args + " > " + dir + "/out 2> " + dir + "/err & echo $! > " + dir +
+                    "/pid; wait $!");
+    r.out = read_file(dir + "/out"), r.err = read_file(dir + "/err");
+    return r;
+  });
+  if (!wait_for_xdp("kv1")) {
+    if (run.wait_for(std::chrono::seconds(60)) != std::future_status::ready)
+      why = "knod attached nothing to kv1 in 60 s";
+    else
+      why = run.get().err;
+    return 0;
+  }
+  return static_cast<pid_t>(std::stol(read_file(dir + "/pid")));
+}
+
+// `n` Ethernet frames of 60 bytes out of kv0 (so into kv1) from a packet socket.
+void send_frames(int n) {
+  int s = ::socket(AF_PACKET, SOCK_RAW, 0);
+  ASSERT_GE(s, 0) << strerror(errno);
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_ifindex = static_cast<int>(::if_nametoindex("kv0"));
+  to.sll_halen = 6;
+  uint8_t f[60] = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5};  // local exp.
+  for (int i = 0; i < n; ++i) {
+    f[14] = uint8_t(i), f[15] = uint8_t(i >> 8);
+    ASSERT_EQ(::sendto(s, f, sizeof f, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 60)
+        << strerror(errno);
+  }
+  ::close(s);
+}
+
+// Ctrl-C with frames still on the RX ring: knod's program comes off, and the frames queued
+// are counted (unread), not lost. knod is stopped (SIGSTOP) while 300 frames arrive, then
+// gets SIGINT and goes on: rx + unread + kernel_dropped is every frame.
+TEST(RunXsk, FramesQueuedAtAStopAreCounted) {
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir();
+  std::future<Result> run;
+  std::string why;
+  const pid_t pid =
+      start_knod(run, kIcmpEcho + " --xsk kv1 --stats " + dir + "/stats.json", dir, why);
+  if (!pid && why.find("Address family not supported") != std::string::npos)
+    GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
+  ASSERT_NE(pid, 0) << why;
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  send_frames(300);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(::kill(pid, SIGCONT), 0);
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  ASSERT_EQ(st["ports"].size(), 1u);
+  const auto& p = st["ports"][0];
+  EXPECT_EQ(p["kernel_dropped"], 0);
+  EXPECT_EQ(p["rx"].get<uint64_t>() + p["unread"].get<uint64_t>(), 300u) << st.dump();
+  EXPECT_EQ(st["packets"], p["rx"]);
+  if (p["unread"] != 0) {
+    EXPECT_NE(r.out.find("; " + p["unread"].dump() + " queued at the end, not run\n"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
+// The interface deleted under a running knod: the run ends as a stop would (the summary and
+// --stats with what ran), then the error, exit 1.
+TEST(RunXsk, InterfaceDeletedMidRunEndsWithItsCounters) {
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir();
+  std::future<Result> run;
+  std::string why;
+  const pid_t pid = start_knod(
+      run, kIcmpEcho + " --map-load " + kIcmpMaps + " --xsk kv1 --stats " + dir + "/stats.json",
+      dir, why);
+  if (!pid && why.find("Address family not supported") != std::string::npos)
+    GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
+  ASSERT_NE(pid, 0) << why;
+  knod::cli_test::expect_echo_replies("10.0.0.2", "knod-del");
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(std::system("ip link del kv0"), 0);
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --xsk kv1:0: the interface went away (Network is down)\n");
+  EXPECT_NE(r.out.find(": 3 packets, 150 bytes from xsk kv1:0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("xsk kv1:0: 3 frames in; out: 3 XDP_TX, 0 XDP_REDIRECT\n"),
+            std::string::npos)
+      << r.out;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["verdicts"]["XDP_TX"], 3);
+  EXPECT_EQ(st["ports"][0]["rx"], 3);
+  EXPECT_EQ(st["ports"][0]["tx"], 3);
+  EXPECT_EQ(st["port_error"], "--xsk kv1:0: the interface went away (Network is down)");
 }
 
 // knod holds its program through a BPF link: the kernel takes it down when knod dies, even

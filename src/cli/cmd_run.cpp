@@ -152,7 +152,9 @@ int run(const RunArgs& a) {
   }
   // Output files are opened before the run, so that a bad path fails fast.
   std::ofstream stats_f, dump_f;
-  // An error before they are written removes the files this run created (not left empty).
+  // Opened to append now (a bad path fails before the run; a file already there is left as
+  // it was if the run fails), truncated and written at the end. An error before then removes
+  // the files this run created (not left empty).
   struct Unmade {
     std::vector<std::string> paths;
     ~Unmade() {
@@ -162,12 +164,12 @@ int run(const RunArgs& a) {
   for (const std::string* p : {&a.stats, &a.map_dump})
     if (!p->empty() && ::access(p->c_str(), F_OK) != 0) unmade.paths.push_back(*p);
   if (!a.stats.empty()) {
-    stats_f.open(a.stats);
+    stats_f.open(a.stats, std::ios::app);  // not truncated until the run has its counters
     if (!stats_f)
       throw knod::Error(fmt::format("{}: cannot write stats file ({})", a.stats, strerror(errno)));
   }
   if (!a.map_dump.empty()) {
-    dump_f.open(a.map_dump);
+    dump_f.open(a.map_dump, std::ios::app);
     if (!dump_f)
       throw knod::Error(fmt::format("{}: cannot write map dump ({})", a.map_dump, strerror(errno)));
   }
@@ -326,12 +328,16 @@ int run(const RunArgs& a) {
                          {"batch_timeout_us", a.batch_timeout_us},
                          {"latency_p50_ns", knod::cli::percentile_ns(r.batch_latency_ns, 50)},
                          {"latency_p99_ns", knod::cli::percentile_ns(r.batch_latency_ns, 99)}};
+    stats_f.close();
+    stats_f.open(a.stats, std::ios::trunc);
     stats_f << s.dump(2) << "\n";
     if (!stats_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.stats, strerror(errno)));
     std::erase(unmade.paths, a.stats);
   }
   if (!a.map_dump.empty()) {
+    dump_f.close();
+    dump_f.open(a.map_dump, std::ios::trunc);
     dump_f << knod::io::dump_maps_json(obj).dump(2) << "\n";
     if (!dump_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.map_dump, strerror(errno)));

@@ -1,6 +1,7 @@
 #include "jit/executor.h"
 
 #include <linux/bpf.h>
+#include <llvm/ExecutionEngine/Orc/CompileOnDemandLayer.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
@@ -166,11 +167,18 @@ uint64_t call_func(vm::Run& run, uint64_t func, uint64_t r1, uint64_t r2, uint64
   return r0;
 }
 
+/// Where a call into a lazily compiled module goes when its compile failed (LLVM's error is
+/// on stderr): the entry and every body take the run first, so the packet aborts.
+uint64_t lazy_compile_failed(vm::Run* run) {
+  run->fault = vm::Fault::kBadInsn;
+  return 0;
+}
+
 }  // namespace
 
 struct JitExecutor::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::unique_ptr<llvm::TargetMachine> tm;  ///< for the IR pipeline (used under compile_mu)
+  std::unique_ptr<llvm::orc::LLLazyJIT> jit;  ///< eager modules and lazy ones (split_off_entry)
+  std::unique_ptr<llvm::TargetMachine> tm;    ///< for the IR pipeline (used under compile_mu)
   std::shared_mutex mu;
   std::mutex compile_mu;
   struct Entry {
@@ -198,9 +206,14 @@ JitExecutor::JitExecutor(JitOptions opts) : opts_(opts), impl_(std::make_unique<
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw Error("jit: " + llvm::toString(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(codegen_level(opts_.opt_level));
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  auto jit = llvm::orc::LLLazyJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*jtmb))
+                 .setLazyCompileFailureAddr(llvm::orc::ExecutorAddr::fromPtr(&lazy_compile_failed))
+                 .create();
   if (!jit) throw Error("jit: " + llvm::toString(jit.takeError()));
   impl_->jit = std::move(*jit);
+  // A lazy module is compiled whole on the first call into any of its functions.
+  impl_->jit->setPartitionFunction(llvm::orc::CompileOnDemandLayer::compileWholeModule);
   impl_->tm = host_target_machine(opts_.opt_level);
   auto& jd = impl_->jit->getMainJITDylib();
   llvm::orc::SymbolMap host;
@@ -269,9 +282,15 @@ const CompiledProgram& JitExecutor::compile(const vm::Program& prog, const vm::E
   optimize(*m, impl_->tm.get(), opts_.opt_level);
   if (slots && !inline_body_into_slots(*m, lo.name, impl_->tm.get(), opts_.opt_level))
     slots = false;
-  llvm::orc::ThreadSafeModule tsm(std::move(m), std::move(ctx));
-  if (auto err = impl_->jit->addIRModule(std::move(tsm)))
+  // With the loop, the entry and the standalone body are compiled on their first call only:
+  // a run of batches never calls them.
+  std::unique_ptr<llvm::Module> lazy = slots ? split_off_entry(*m, lo.name) : nullptr;
+  llvm::orc::ThreadSafeContext tsc(std::move(ctx));
+  if (auto err = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), tsc)))
     throw Error("jit: " + llvm::toString(std::move(err)));
+  if (lazy)
+    if (auto err = impl_->jit->addLazyIRModule(llvm::orc::ThreadSafeModule(std::move(lazy), tsc)))
+      throw Error("jit: " + llvm::toString(std::move(err)));
   auto sym = impl_->jit->lookup(lo.name);
   if (!sym) throw Error("jit: " + llvm::toString(sym.takeError()));
   cp->entry = sym->toPtr<CompiledProgram::EntryFn>();

@@ -36,7 +36,10 @@ struct CompiledProgram {
   /// xdp::run_slot_loop with the body inlined (CtxKind::kXdp programs only, else nullptr).
   vm::Executor::SlotsFn slots = nullptr;
   LowerStats stats;
-  double compile_ms = 0;      ///< lowering + optimisation + machine code, wall-clock ms
+  /// Lowering + optimisation + machine code, wall-clock ms. With the slot loop the entry's
+  /// and the standalone body's machine code is made on their first call (split_off_entry,
+  /// jit/slots.h), not in this figure.
+  double compile_ms = 0;
   double compile_cpu_ms = 0;  ///< the same, CPU time of the compiling thread (ms): what the
                               ///< compile costs without other processes' share of the cores
   /// What Run::executor points at while this program runs: the executor (tail calls compile

@@ -3,6 +3,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/ValueMapper.h>
 
 #include <vector>
 
@@ -57,6 +58,34 @@ bool inline_body_into_slots(llvm::Module& m, const std::string& name, llvm::Targ
     f->addFnAttr(llvm::Attribute::OptimizeNone);
   }
   return true;
+}
+
+namespace {
+/// Removes the internal functions nothing calls, until none is left (a chain of them too).
+void drop_unused(llvm::Module& m) {
+  for (bool again = true; again;) {
+    again = false;
+    for (auto it = m.begin(); it != m.end();) {
+      llvm::Function& f = *it++;
+      if (!f.isDeclaration() && f.hasLocalLinkage() && f.use_empty()) {
+        f.eraseFromParent();
+        again = true;
+      }
+    }
+  }
+}
+}  // namespace
+
+std::unique_ptr<llvm::Module> split_off_entry(llvm::Module& m, const std::string& name) {
+  const std::string loop = slots_symbol(name);
+  if (!m.global_empty()) throw Error("jit: a module with global variables cannot be split");
+  std::unique_ptr<llvm::Module> e = llvm::CloneModule(m);
+  if (llvm::Function* f = e->getFunction(loop)) f->eraseFromParent();
+  drop_unused(*e);
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration() && f.getName() != loop) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  drop_unused(m);
+  return e;
 }
 
 }  // namespace knod::jit

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace llvm {
@@ -40,5 +41,14 @@ void bind_slots(llvm::Module& m, const std::string& name);
 /// Returns whether the module has the loop. Throws knod::Error when inlining fails.
 bool inline_body_into_slots(llvm::Module& m, const std::string& name, llvm::TargetMachine* tm,
                             int level);
+
+/// After inline_body_into_slots: moves what the loop does not run (the entry, the standalone
+/// body, the subprograms' exported symbols) into a module of its own, which it returns; `m`
+/// keeps the loop as its one exported function, with internal copies of what the loop calls.
+/// The executor compiles `m` at once and the returned module on first use (only
+/// Runtime::run_packet, tail calls and bpf_loop callbacks call into it), so a batch-only run
+/// never generates the standalone code. The module has no global variables, so the copies
+/// share no state.
+std::unique_ptr<llvm::Module> split_off_entry(llvm::Module& m, const std::string& name);
 
 }  // namespace knod::jit

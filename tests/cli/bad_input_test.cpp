@@ -140,12 +140,12 @@ TEST(BadCapture, Nonexistent) {
 // there before is the user's and stays.
 TEST(BadCapture, NonexistentLeavesNoEmptyOutputFiles) {
   const std::string dir = temp_dir();
-  write_file(dir + "/old.json", "{}");
+  write_file(dir + "/old.json", "{\"old\": 1}");
   expect_one_line(run_l4lb("-r /nonexistent/in.pcap --stats " + dir + "/s.json --map-dump " + dir +
                            "/old.json"),
                   1, {"/nonexistent/in.pcap", "No such file"});
   EXPECT_FALSE(std::filesystem::exists(dir + "/s.json"));
-  EXPECT_TRUE(std::filesystem::exists(dir + "/old.json"));
+  EXPECT_EQ(read_file(dir + "/old.json"), "{\"old\": 1}");
 }
 
 TEST(BadCapture, TruncatedHeader) {

@@ -129,6 +129,30 @@ TEST(SlotLoop, OnlyForEntries) {
   EXPECT_EQ(jit.bind(rt.program(), &rt.env()), &entry);
 }
 
+// With the loop, the entry and the standalone body are compiled on their first call
+// (jit::split_off_entry): a program bound for batches, then run packet by packet through its
+// entry, gives per packet what the loop gave, faults and heads included.
+TEST(SlotLoop, EntryCompiledOnFirstCallMatchesTheLoop) {
+  loader::Object obj = object();
+  jit::JitExecutor jit(options(true));
+  Runtime loop(obj, "p", {}), each(obj, "p", {});
+  ASSERT_NE(jit.direct_slots(jit.bind(loop.program(), &loop.env())), nullptr);
+  device::BatchStore sl(kSlots), se(kSlots);
+  fill(sl);
+  fill(se);
+  loop.run_packets(jit, sl.b, 0, kSlots, 0);
+  for (uint32_t i = 0; i < kSlots; ++i) each.run_packet(jit, se.b, i, 0);
+  for (uint32_t i = 0; i < kSlots; ++i) {
+    EXPECT_EQ(se.b.verdict[i], sl.b.verdict[i]) << "slot " << i;
+    EXPECT_EQ(se.b.fault[i], sl.b.fault[i]) << "slot " << i;
+    EXPECT_EQ(se.b.data_off[i], sl.b.data_off[i]) << "slot " << i;
+    EXPECT_EQ(se.b.data_len[i], sl.b.data_len[i]) << "slot " << i;
+  }
+  EXPECT_EQ(se.b.verdict[2], uint32_t(XDP_PASS));  // adjust_head(4) ran in the entry too
+  EXPECT_EQ(se.b.data_off[2], device::kXdpHeadroom + 4);
+  EXPECT_EQ(se.b.fault[1], uint8_t(vm::Fault::kOutOfBounds));
+}
+
 TEST_P(RunPackets, NativeLoopMatchesTheInterpreter) {
   loader::Object obj = object();
   jit::JitExecutor jit(options(GetParam()));

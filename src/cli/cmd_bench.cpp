@@ -8,6 +8,8 @@
 //    repeat, net/bpf/test_run.c bpf_test_timer) averaged over the capture's packets. The
 //    kernel does not re-initialise the xdp_buff between repeats (only live-frames mode does):
 //    repeat k runs on what repeat k-1 left (head/tail moves, rewritten bytes).
+//  - kern-N (with several workers): the same test runs from N threads at once, one per CPU,
+//    each from its own place in the capture; the kernel's own N/1 scaling (KernelColumn).
 //  - knod: the whole capture is one batch (repeated whole up to --min-batch packets, so that
 //    N threads have work to share); the batch runs N times on the CPU device without
 //    resetting the slots between passes (same accumulation); time / (N * packets), where
@@ -24,11 +26,13 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -384,23 +388,54 @@ class HostLoop {
   std::atomic<uint64_t> sink_{0};  ///< keeps the loops' results alive
 };
 
-/// The kernel's column: BPF_PROG_TEST_RUN with repeat N per packet on one_cpu(). A round
-/// runs every packet once; each packet keeps its fastest round's `duration` (mean ns per
-/// repeat), and the cell is their mean over the capture. Its rounds take turns with knod's
-/// columns' (bench()), so that a slow stretch of the host hits the kernel and knod alike.
+/// The kernel's columns: BPF_PROG_TEST_RUN with repeat N per packet. kernel (1 CPU): every
+/// test run on one_cpu(). A round runs every packet once; each packet keeps its fastest
+/// round's `duration` (mean ns per repeat), and the cell is their mean over the capture.
+/// kern-N (`cpus` > 1, its own object and maps): the kernel's own scaling, as the kernel runs
+/// a program on N CPUs that take packets at once (one RX queue each): N threads, each pinned to
+/// one CPU of the bench's mask (the first on one_cpu()), start a round together and run every
+/// packet, thread t from packet t * n / N on (so that they run different packets at the same
+/// time, as knod's workers do their slices); each (thread, packet) keeps its fastest round,
+/// and the cell is their mean divided by N: ns per packet of the N CPUs together, on the
+/// kernel's own clock (it stops the timer while the thread is rescheduled). The threads' runs
+/// overlap but for the round's last packets. Rounds take turns with knod's columns' (bench()),
+/// so that a slow stretch of the host hits the kernel and knod alike.
 class KernelColumn {
  public:
-  KernelColumn(const Case& c, const BenchArgs& a)
-      : a_(a), prog_(c.prog), ko_(c.obj), pk_(c.pcap, a.max_packets) {
+  KernelColumn(const Case& c, const BenchArgs& a, uint32_t cpus = 1)
+      : a_(a), prog_(c.prog), ko_(c.obj), pk_(c.pcap, a.max_packets), cpus_(std::max(1u, cpus)) {
     if (!c.maps.empty()) ko_.preload(knod::io::read_map_preload(c.maps), c.maps);
-    best_.assign(pk_.pkts.size(), INFINITY);
+    best_.assign(size_t(cpus_) * pk_.pkts.size(), INFINITY);
   }
   void round() {
-    const ScopedPin pin(one_cpu());
-    for (size_t i = 0; i < pk_.pkts.size(); ++i) {
-      const knod::kernel::TestRun t = ko_.test_run(prog_, pk_.pkts[i], a_.repeat);
-      best_[i] = std::min(best_[i], double(t.duration_ns));
-      if (rounds_ == 0) ++r_.verdicts[t.retval < 5 ? t.retval : 0];
+    if (cpus_ == 1) {
+      const ScopedPin pin(one_cpu());
+      run_all(0);
+    } else {
+      std::vector<int> ids = knod::device::allowed_cpus();
+      const auto here = std::find(ids.begin(), ids.end(), one_cpu());
+      if (here != ids.end()) std::rotate(ids.begin(), here, ids.end());
+      std::atomic<uint32_t> ready{0};
+      std::atomic<bool> go{false};
+      std::vector<std::exception_ptr> errors(cpus_);
+      const auto thread = [&](uint32_t t) {
+        try {
+          const ScopedPin pin(ids.empty() ? -1 : ids[t % ids.size()]);
+          ready.fetch_add(1);
+          while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+          run_all(t);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      };
+      std::vector<std::thread> threads;
+      for (uint32_t t = 1; t < cpus_; ++t) threads.emplace_back(thread, t);
+      while (ready.load() < cpus_ - 1) std::this_thread::yield();
+      go.store(true, std::memory_order_release);
+      thread(0);
+      for (std::thread& th : threads) th.join();
+      for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
     }
     ++rounds_;
   }
@@ -409,20 +444,33 @@ class KernelColumn {
     r.packets = pk_.pkts.size();
     double sum = 0;
     for (double ns : best_) sum += ns;
-    r.ns = best_.empty() || rounds_ == 0 ? NAN : sum / double(best_.size());
+    r.ns = best_.empty() || rounds_ == 0 ? NAN : sum / double(best_.size()) / double(cpus_);
     return r;
   }
 
   const Packets& packets() const { return pk_; }
 
  private:
+  /// Thread `t`'s pass: every packet once, from packet t * n / cpus_ on.
+  void run_all(uint32_t t) {
+    const size_t n = pk_.pkts.size(), from = size_t(t) * n / cpus_;
+    for (size_t j = 0; j < n; ++j) {
+      const size_t i = (from + j) % n;
+      const knod::kernel::TestRun k = ko_.test_run(prog_, pk_.pkts[i], a_.repeat);
+      double& best = best_[size_t(t) * n + i];
+      best = std::min(best, double(k.duration_ns));
+      if (rounds_ == 0 && t == 0) ++r_.verdicts[k.retval < 5 ? k.retval : 0];
+    }
+  }
+
   const BenchArgs& a_;
   std::string prog_;
   knod::kernel::Object ko_;
   Packets pk_;
-  std::vector<double> best_;  ///< per packet, ns per repeat
+  uint32_t cpus_;
+  std::vector<double> best_;  ///< per thread and packet, ns per repeat
   uint32_t rounds_ = 0;
-  Result r_;  ///< verdicts of the first round
+  Result r_;  ///< verdicts of the first round (thread 0)
 };
 
 std::string cell(double v, const char* fmt_spec = "{:.1f}") {
@@ -485,22 +533,28 @@ int bench(const BenchArgs& a) {
     fmt::print(stderr,
                "knod: --reset: the kernel accumulates across repeats, knod does not; "
                "the kernel/knod ratio compares different work\n");
+  // kern-N: one thread per CPU, at most as many as the bench may run on (one CPU's threads
+  // would share it, and the kernel's timer leaves out the time each waits).
+  const uint32_t kernel_cpus =
+      std::min<uint32_t>(workers, std::max<size_t>(1, knod::device::allowed_cpus().size()));
   std::vector<Case> cs = cases(a);
   // One space before every column, so that a cell wider than its column (ns in the millions)
   // never runs into the next.
   constexpr auto kRow =
-      "{:<24} {:>5} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}\n";
+      "{:<24} {:>5} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} "
+      "{:>7}\n";
   fmt::print("repeat {} (best of {} rounds), knod batch >= {} packets, {}{}\n", a.repeat, a.rounds,
              a.min_batch,
              cpu ? fmt::format("{} worker{} for jit-N, ", workers, workers == 1 ? "" : "s") : "",
              a.reset ? "packets reset before each repeat" : "changes accumulate across repeats");
   fmt::print(kRow, "program", "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1",
-             "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1");
+             "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1", "kern-N", "kN/1");
   fmt::print(kRow, "", "", "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup",
-             "scaling");
-  double log_kern = 0, log_int = 0, log_scale = 0, max_compile = 0, max_compile_cpu = 0;
+             "scaling", "ns/pkt", "kernel");
+  double log_kern = 0, log_int = 0, log_scale = 0, log_kscale = 0, max_compile = 0,
+         max_compile_cpu = 0;
   Result hand;  // jit-N's hand-off counts, all rows
-  int n_kern = 0, n_int = 0, n_scale = 0;
+  int n_kern = 0, n_int = 0, n_scale = 0, n_kscale = 0;
   // Every row's columns (the kernel's too) exist at once and take turns round by round, rows
   // included (round k of every column of every row, then round k + 1): a row's rounds are
   // spread over the whole run, so a slow stretch of the host (tens of ms on a shared VM)
@@ -508,7 +562,7 @@ int bench(const BenchArgs& a) {
   // one kernel object per row.
   struct Row {
     std::optional<Column> ci, c1, cn;
-    std::optional<KernelColumn> ck;
+    std::optional<KernelColumn> ck, ckn;  // the kernel on 1 CPU, on `workers` CPUs at once
   };
   std::deque<Row> rows;
   // Compile times first, before the columns hold their memory (Column::compile_time).
@@ -523,6 +577,7 @@ int bench(const BenchArgs& a) {
     if (interp) r.ci.emplace(c, "interp", 1, a);
     if (cpu) r.c1.emplace(c, "cpu", 1, a), r.cn.emplace(c, "cpu", workers, a);
     if (kernel) r.ck.emplace(c, a);
+    if (kernel && kernel_cpus > 1) r.ckn.emplace(c, a, kernel_cpus);
   }
   // Packets left out of a row's capture, as knod run says them (one stderr line per capture).
   for (size_t i = 0; i < cs.size(); ++i) {
@@ -542,23 +597,26 @@ int bench(const BenchArgs& a) {
       for (std::optional<Column>* col : {&r.ci, &r.c1, &r.cn})
         if (*col) (*col)->round();
       if (r.ck) r.ck->round();
+      if (r.ckn) r.ckn->round();
     }
   }
   for (size_t i = 0; i < cs.size(); ++i) {
     const Case& c = cs[i];
-    Result ri, r1, rn, rk;
+    Result ri, r1, rn, rk, rkn;
     if (rows[i].ci) ri = rows[i].ci->result();
     if (rows[i].c1) r1 = rows[i].c1->result(), rn = rows[i].cn->result();
     if (rows[i].ck) rk = rows[i].ck->result();
-    const double jk = r1.ns / rk.ns, ji = ri.ns / r1.ns, sc = r1.ns / rn.ns;
+    if (rows[i].ckn) rkn = rows[i].ckn->result();
+    const double jk = r1.ns / rk.ns, ji = ri.ns / r1.ns, sc = r1.ns / rn.ns, ks = rk.ns / rkn.ns;
     if (!std::isnan(jk)) log_kern += std::log(jk), ++n_kern;
     if (!std::isnan(ji)) log_int += std::log(ji), ++n_int;
     if (!std::isnan(sc)) log_scale += std::log(sc), ++n_scale;
+    if (!std::isnan(ks)) log_kscale += std::log(ks), ++n_kscale;
     fmt::print(kRow, c.label, std::max({ri.packets, r1.packets, rk.packets}), cell(ri.ns),
                cell(r1.ns), cell(rn.ns), cell(rk.ns), cell(mpps(ri.ns), "{:.2f}"),
                cell(mpps(r1.ns), "{:.2f}"), cell(mpps(rn.ns), "{:.2f}"),
                cell(mpps(rk.ns), "{:.2f}"), cell(jk, "{:.2f}x"), cell(ji, "{:.1f}x"),
-               cell(sc, "{:.2f}x"));
+               cell(sc, "{:.2f}x"), cell(rkn.ns), cell(ks, "{:.2f}x"));
     std::fflush(stdout);
     hand.runs += rn.runs, hand.late += rn.late, hand.stalls += rn.stalls;
     hand.items += rn.items, hand.caller_items += rn.caller_items;
@@ -583,6 +641,9 @@ int bench(const BenchArgs& a) {
             workers, host->scaling(false), host->scaling(true), host->handoff_ns());
       fmt::print("\n");
     }
+    if (n_kscale)
+      fmt::print("geomean kernel-N/kernel-1 scaling: {:.2f} (the kernel's JIT, {} CPUs at once)\n",
+                 std::exp(log_kscale / n_kscale), kernel_cpus);
     if (n_kern) fmt::print("geomean knod-jit/kernel: {:.3f}\n", std::exp(log_kern / n_kern));
   }
   return 0;
@@ -593,7 +654,8 @@ int bench(const BenchArgs& a) {
 KNOD_COMMAND(bench) {
   auto a = std::make_shared<BenchArgs>();
   auto* c = app.add_subcommand(
-      "bench", "ns/packet and Mpps: interpreter, CPU JIT on 1 and N threads, kernel JIT");
+      "bench",
+      "ns/packet and Mpps: interpreter, CPU JIT on 1 and N threads, kernel JIT on 1 and N CPUs");
   c->add_option("object", a->specs, "eBPF ELF object(s), OBJ or OBJ:PROG");
   c->add_option("-p,--prog", a->prog, "program name or section for OBJ (default: the first)");
   c->add_option("-r,--read", a->pcap, "capture to run (with --examples: for every example)");
@@ -619,7 +681,9 @@ KNOD_COMMAND(bench) {
   c->add_option("--min-batch", a->min_batch,
                 "knod batch size: the capture is repeated to at least this many packets")
       ->check(CLI::Range(1u, 1u << 20));
-  c->add_flag("--vs-kernel", a->vs_kernel, "also run the kernel's JIT (BPF_PROG_TEST_RUN)");
+  c->add_flag("--vs-kernel", a->vs_kernel,
+              "also run the kernel's JIT (BPF_PROG_TEST_RUN) on 1 CPU and, with several "
+              "--workers, on that many CPUs at once (kern-N)");
   c->add_flag("--reset", a->reset, "restore every packet before each knod repeat");
   auto x = knod::cli::add_xfrm_bench_options(c);  // --xfrm FILE: ESP, cmd_bench_xfrm.cpp
   c->callback([a, x, set_action] {

@@ -42,7 +42,8 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
     std::fprintf(stderr, "bpf() refused: kernel column not checked (%s)\n", r.err.c_str());
   auto ls = lines(r.out);
   ASSERT_GE(ls.size(), 4u) << r.out;
-  // program, pkts, interp, jit-1, jit-N, kernel, 4 x Mpps, jit/kern, jit/int, N/1
+  // program, pkts, interp, jit-1, jit-N, kernel, 4 x Mpps, jit/kern, jit/int, N/1, kern-N,
+  // kN/1
   const std::set<std::string> names = {"l4lb",        "ddos",     "vlan",  "icmp_echo",
                                        "proto_count", "tailcall", "nat44", "router"};
   std::set<std::string> seen;
@@ -52,14 +53,22 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
     for (std::string c; in >> c;) cols.push_back(c);
     if (cols.empty() || !names.count(cols[0])) continue;
     seen.insert(cols[0]);
-    ASSERT_EQ(cols.size(), 13u) << l;
+    ASSERT_EQ(cols.size(), 15u) << l;
     EXPECT_GT(std::stoi(cols[1]), 0) << l;
     for (int c = 2; c <= 4; ++c) {
       EXPECT_TRUE(is_decimal(cols[c])) << l;
       EXPECT_GT(std::stod(cols[c]), 0.0) << l;
     }
-    if (kernel) {
-      EXPECT_TRUE(is_decimal(cols[5])) << l;  // "-" when skipped
+    if (kernel) {  // "-" when skipped
+      EXPECT_TRUE(is_decimal(cols[5])) << l;
+      EXPECT_TRUE(is_decimal(cols[13])) << l;  // the kernel on 2 CPUs at once
+      EXPECT_GT(std::stod(cols[13]), 0.0) << l;
+      ASSERT_EQ(cols[14].back(), 'x') << l;  // its scaling: kernel / kern-N
+      EXPECT_NEAR(std::stod(cols[14]), std::stod(cols[5]) / std::stod(cols[13]),
+                  0.01 + 0.005 * std::stod(cols[14]))
+          << l;
+    } else {
+      EXPECT_EQ(cols[13], "-") << l;
     }
   }
   EXPECT_EQ(seen.size(), 8u) << r.out;
@@ -105,6 +114,12 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
   EXPECT_GE(share, 0.0) << line;
   EXPECT_LE(share, 100.0) << line;
   if (kernel) {
+    ASSERT_GE(ls.size(), 2u);
+    const std::string kprefix = "geomean kernel-N/kernel-1 scaling: ";
+    ASSERT_EQ(ls[ls.size() - 2].rfind(kprefix, 0), 0u) << ls[ls.size() - 2];
+    const std::string kv = ls[ls.size() - 2].substr(kprefix.size());
+    EXPECT_TRUE(is_decimal(kv.substr(0, kv.find(' ')))) << kv;
+    EXPECT_NE(kv.find(" (the kernel's JIT, 2 CPUs at once)"), std::string::npos) << kv;
     const std::string prefix = "geomean knod-jit/kernel: ";
     ASSERT_EQ(ls.back().rfind(prefix, 0), 0u) << ls.back();
     EXPECT_TRUE(is_decimal(ls.back().substr(prefix.size()))) << ls.back();

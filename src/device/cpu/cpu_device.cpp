@@ -132,6 +132,10 @@ struct CpuDevice::Pool {
     /// 0 before its first. Written by the owner at the end of its slice, read by the caller
     /// between runs (split()).
     std::atomic<double> pace{0};
+    /// The owner's ns per item on its own slice in its last run that had items (0 before):
+    /// whether its items are light (claim()). Not the pace: one run the owner spent partly
+    /// descheduled would keep that average heavy for several runs. The owner's own word.
+    double last = 0;
   };
   std::unique_ptr<Slice[]> slices;
   /// The caller's view of each slice while it waits (watch()): the range it last read and
@@ -180,28 +184,36 @@ struct CpuDevice::Pool {
 
   /// Worker `cpu` runs its home slice, then helps the slices still unfinished.
   /// Own claims shrink as the slice drains (guided self-scheduling): half of what is left,
-  /// between kMinClaim and job_chunk (512 packets in ~11 claims; each claim is a CAS and the
-  /// caller's per-chunk setup, ~12 ns), so that the workers finish within a few packets of
-  /// each other. Helping moves the helped items' lines (frame, batch arrays) to this core,
-  /// ~100-300 ns an item under a hypervisor: for XDP programs of 8-50 ns a packet it costs more
-  /// than waiting for the owner, and the moved lines move back in the next batch (a minimal
-  /// XDP program on 2 workers, batch arrays apart, neighbours walking apart: 1.09x one worker's
-  /// rate with help for every slice, 1.45x with none). So a worker helps a slice only when its
-  /// items are heavy (kHelpItemNs, e.g. ESP) or its owner has not started on it (asleep,
-  /// late); the caller also helps an owner that stalls (watch(): no claim for kStallNs or four
-  /// of the caller's mean claim times: descheduled). A helper takes a quarter of what is left
-  /// at a time. Unless the workers walk apart, a worker helps only the slices above its own, in
-  /// increasing order and from their front, so that every worker runs its items in increasing
-  /// order (a CPU takes its queue in order). Returns the stall time watch() goes by.
+  /// between kMinClaim and job_chunk (512 packets in ~7 claims), so that a helper finds items
+  /// left to take and the workers finish within a few items of each other. Only where somebody
+  /// may take them: once the worker's last run says its items are light (Slice::last, ns per
+  /// item, under kHelpItemNs), nobody helps its slice while it works on it, and it
+  /// claims job_chunk items at a time (512 packets in 2 claims). Each claim costs ~95 ns of fixed
+  /// cost on a 2-vCPU host (a locked compare-exchange, the caller's per-chunk setup, a first packet
+  /// not prefetched; docs/PERFORMANCE.md, session 23), ~12% of a 1024-packet batch of a 5 ns
+  /// program. Helping moves the helped items' lines (frame, batch arrays) to this core, ~100-300 ns
+  /// an item under a hypervisor: for XDP programs of 8-50 ns a packet it costs more than waiting
+  /// for the owner, and the moved lines move back in the next batch (a minimal XDP program on 2
+  /// workers, batch arrays apart, neighbours walking apart: 1.09x one worker's rate with help for
+  /// every slice, 1.45x with none). So a worker helps a slice only when its items are heavy
+  /// (kHelpItemNs, e.g. ESP) or its owner has not started on it (asleep, late); the caller also
+  /// helps an owner that stalls (watch(): no claim for kStallNs or four of the caller's mean claim
+  /// times: descheduled). A helper takes a quarter of what is left at a time. Unless the workers
+  /// walk apart, a worker helps only the slices above its own, in increasing order and from their
+  /// front, so that every worker runs its items in increasing order (a CPU takes its queue in
+  /// order). Returns the stall time watch() goes by.
   double claim(uint32_t cpu) {
-    const uint64_t most = job_chunk, least = workers == 1 ? most : std::min(most, kMinClaim);
+    const uint64_t most = job_chunk;
     double stall_ns = kStallNs;
     try {
       Slice& own = slices[cpu];
+      const bool light = own.last > 0 && own.last < kHelpItemNs;
+      const uint64_t least = std::min(most, kMinClaim),
+                     own_least = workers == 1 || light ? most : least;
       const bool back = backward(cpu);
       const auto t0 = Clock::now();
       uint64_t r = own.range.load(std::memory_order_relaxed), items = 0, claims = 0;
-      while (const uint32_t n = take_from(own, r, !back, 2, least, most, cpu)) {
+      while (const uint32_t n = take_from(own, r, !back, 2, own_least, most, cpu)) {
         items += n;
         ++claims;
       }
@@ -210,6 +222,7 @@ struct CpuDevice::Pool {
       if (items) {
         const double ns = own_ns / double(items), old = own.pace.load(std::memory_order_relaxed);
         own.pace.store(old == 0 ? ns : old + (ns - old) * kPaceGain, std::memory_order_relaxed);
+        own.last = ns;
       }
       const bool heavy = items == 0 || own_ns / double(items) > kHelpItemNs;
       stall_ns = std::max(kStallNs, claims ? 4 * own_ns / double(claims) : 0.0);

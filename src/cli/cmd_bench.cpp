@@ -417,7 +417,7 @@ class KernelColumn {
       if (here != ids.end()) std::rotate(ids.begin(), here, ids.end());
       std::atomic<uint32_t> ready{0};
       std::atomic<bool> go{false};
-      std::vector<std::exception_ptr> errors(cpus_);
+      errors_.assign(cpus_, nullptr);
       const auto thread = [&](uint32_t t) {
         try {
           const ScopedPin pin(ids.empty() ? -1 : ids[t % ids.size()]);
@@ -425,16 +425,25 @@ class KernelColumn {
           while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
           run_all(t);
         } catch (...) {
-          errors[t] = std::current_exception();
+          errors_[t] = std::current_exception();
         }
       };
       std::vector<std::thread> threads;
+      struct Join {  // also when a thread cannot be started: the others let go, then joined
+        std::atomic<bool>& go;
+        std::vector<std::thread>& threads;
+        ~Join() {
+          go.store(true, std::memory_order_release);
+          for (std::thread& th : threads) th.join();
+        }
+      } join{go, threads};
       for (uint32_t t = 1; t < cpus_; ++t) threads.emplace_back(thread, t);
       while (ready.load() < cpus_ - 1) std::this_thread::yield();
       go.store(true, std::memory_order_release);
       thread(0);
-      for (std::thread& th : threads) th.join();
-      for (const std::exception_ptr& e : errors)
+    }
+    if (cpus_ > 1) {
+      for (const std::exception_ptr& e : errors_)
         if (e) std::rethrow_exception(e);
     }
     ++rounds_;
@@ -468,7 +477,8 @@ class KernelColumn {
   knod::kernel::Object ko_;
   Packets pk_;
   uint32_t cpus_;
-  std::vector<double> best_;  ///< per thread and packet, ns per repeat
+  std::vector<double> best_;                ///< per thread and packet, ns per repeat
+  std::vector<std::exception_ptr> errors_;  ///< per thread, of the current round
   uint32_t rounds_ = 0;
   Result r_;  ///< verdicts of the first round (thread 0)
 };
@@ -562,7 +572,7 @@ int bench(const BenchArgs& a) {
   // one kernel object per row.
   struct Row {
     std::optional<Column> ci, c1, cn;
-    std::optional<KernelColumn> ck, ckn;  // the kernel on 1 CPU, on `workers` CPUs at once
+    std::optional<KernelColumn> ck, ckn;  // the kernel on 1 CPU, on kernel_cpus at once
   };
   std::deque<Row> rows;
   // Compile times first, before the columns hold their memory (Column::compile_time).
@@ -608,10 +618,10 @@ int bench(const BenchArgs& a) {
     if (rows[i].ck) rk = rows[i].ck->result();
     if (rows[i].ckn) rkn = rows[i].ckn->result();
     const double jk = r1.ns / rk.ns, ji = ri.ns / r1.ns, sc = r1.ns / rn.ns, ks = rk.ns / rkn.ns;
-    if (!std::isnan(jk)) log_kern += std::log(jk), ++n_kern;
-    if (!std::isnan(ji)) log_int += std::log(ji), ++n_int;
-    if (!std::isnan(sc)) log_scale += std::log(sc), ++n_scale;
-    if (!std::isnan(ks)) log_kscale += std::log(ks), ++n_kscale;
+    if (std::isfinite(jk) && jk > 0) log_kern += std::log(jk), ++n_kern;
+    if (std::isfinite(ji) && ji > 0) log_int += std::log(ji), ++n_int;
+    if (std::isfinite(sc) && sc > 0) log_scale += std::log(sc), ++n_scale;
+    if (std::isfinite(ks) && ks > 0) log_kscale += std::log(ks), ++n_kscale;
     fmt::print(kRow, c.label, std::max({ri.packets, r1.packets, rk.packets}), cell(ri.ns),
                cell(r1.ns), cell(rn.ns), cell(rk.ns), cell(mpps(ri.ns), "{:.2f}"),
                cell(mpps(r1.ns), "{:.2f}"), cell(mpps(rn.ns), "{:.2f}"),

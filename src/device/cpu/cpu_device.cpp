@@ -187,8 +187,10 @@ struct CpuDevice::Pool {
   /// between kMinClaim and job_chunk (512 packets in ~7 claims), so that a helper finds items
   /// left to take and the workers finish within a few items of each other. Only where somebody
   /// may take them: once the worker's last run says its items are light (Slice::last, ns per
-  /// item, under kHelpItemNs), nobody helps its slice while it works on it, and it
-  /// claims job_chunk items at a time (512 packets in 2 claims). Each claim costs ~95 ns of fixed
+  /// item, under kHelpItemNs), it claims job_chunk items at a time (512 packets in 2 claims),
+  /// and shrinks again as soon as this run's items read heavy. A light owner's slice is helped
+  /// only by a worker whose own items are heavy, or taken over when its owner stalls or is
+  /// late, all rare. Each claim costs ~95 ns of fixed
   /// cost on a 2-vCPU host (a locked compare-exchange, the caller's per-chunk setup, a first packet
   /// not prefetched; docs/PERFORMANCE.md, session 23), ~12% of a 1024-packet batch of a 5 ns
   /// program. Helping moves the helped items' lines (frame, batch arrays) to this core, ~100-300 ns
@@ -208,14 +210,20 @@ struct CpuDevice::Pool {
     try {
       Slice& own = slices[cpu];
       const bool light = own.last > 0 && own.last < kHelpItemNs;
-      const uint64_t least = std::min(most, kMinClaim),
-                     own_least = workers == 1 || light ? most : least;
+      const uint64_t least = std::min(most, kMinClaim);
+      uint64_t own_least = workers == 1 || light ? most : least;
       const bool back = backward(cpu);
       const auto t0 = Clock::now();
       uint64_t r = own.range.load(std::memory_order_relaxed), items = 0, claims = 0;
       while (const uint32_t n = take_from(own, r, !back, 2, own_least, most, cpu)) {
         items += n;
         ++claims;
+        // Items that turned heavy this run: shrink again at once, so that helpers find the
+        // rest (one clock read a whole chunk).
+        if (own_least != least && workers > 1 &&
+            std::chrono::duration<double, std::nano>(Clock::now() - t0).count() >
+                kHelpItemNs * double(items))
+          own_least = least;
       }
       if (workers == 1) return stall_ns;
       const double own_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();

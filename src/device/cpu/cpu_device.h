@@ -30,7 +30,8 @@ struct CpuOptions {
   uint32_t workers = 0;  ///< worker threads (= cpu indexes); 0 = std::thread::hardware_concurrency
   /// Most packets a worker claims at a time: each claim costs ~40 ns of setup (an XDP
   /// runtime's per-run state, the claim itself; session 20: --chunk 64 against 4096 on one
-  /// worker, 10% of a 5 ns program), and claims shrink anyway as a slice drains.
+  /// worker, 10% of a 5 ns program; ~95 ns on 2 vCPUs, session 23). Claims shrink as a
+  /// slice drains only for items that are not light (see run()).
   uint32_t chunk = 256;
   /// Worker k > 0 runs only on the k-th CPU (mod their number) of the constructing thread's
   /// affinity mask (`taskset` narrows it), counted from the caller's CPU (`caller_cpu`), so
@@ -96,7 +97,8 @@ class CpuDevice {
   /// worker has been slower than another over its last runs (a vCPU sharing its core with
   /// others), the slices follow each worker's ns per item, a few items' move a run. A worker
   /// claims its slice from one end (the front, or the back where backward(cpu)), `chunk`
-  /// items at a time and fewer (half of what is left, at least 8) as the slice drains; then
+  /// items at a time, and fewer (half of what is left, at least 8) as the slice drains unless
+  /// its last run's items were light (under ~300 ns each: nobody helps then); then
   /// it helps with the slices still unfinished (walk_apart: any, from the end their owners
   /// walk toward; else only those above its own, from their front, so that each worker runs
   /// its items in increasing order), but only where that pays for moving the items' lines: heavy

@@ -248,8 +248,8 @@ int run(const RunArgs& a) {
                  port_name(t), t.rx, t.tx, t.redirected,
                  t.refused ? fmt::format(" ({} more could not be sent)", t.refused) : "",
                  t.kernel_dropped
-                     ? fmt::format("; {} dropped by the kernel before knod (XDP_STATISTICS)",
-                                   t.kernel_dropped)
+                     ? fmt::format("; {} dropped by the kernel before knod ({})", t.kernel_dropped,
+                                   t.kind == "xsk" ? "XDP_STATISTICS" : "tx_dropped, queue full")
                      : "",
                  t.unread ? fmt::format("; {} queued at the end, not run", t.unread) : "");
     if (r.redirect_unsent)
@@ -311,12 +311,11 @@ int run(const RunArgs& a) {
     if (!r.ports.empty()) {
       s["ports"] = nlohmann::json::array();
       for (const knod::cli::PortCounters& t : r.ports) {
-        nlohmann::json j = {{"kind", t.kind},       {"name", t.name},
-                            {"ifindex", t.ifindex}, {"rx", t.rx},
-                            {"tx", t.tx},           {"redirected", t.redirected},
-                            {"refused", t.refused}, {"unread", t.unread}};
-        if (t.kind == "xsk")
-          j["queue"] = t.queue, j["mode"] = t.mode, j["kernel_dropped"] = t.kernel_dropped;
+        nlohmann::json j = {
+            {"kind", t.kind},       {"name", t.name},     {"ifindex", t.ifindex},
+            {"rx", t.rx},           {"tx", t.tx},         {"redirected", t.redirected},
+            {"refused", t.refused}, {"unread", t.unread}, {"kernel_dropped", t.kernel_dropped}};
+        if (t.kind == "xsk") j["queue"] = t.queue, j["mode"] = t.mode;
         s["ports"].push_back(j);
       }
       s["redirect_unsent"] = r.redirect_unsent;

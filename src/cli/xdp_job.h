@@ -101,15 +101,19 @@ struct PortCounters {
   std::string kind;  ///< "tap" | "xsk"
   std::string name;  ///< the interface
   uint32_t ifindex = 0;
-  uint32_t queue = 0;           ///< xsk: the RX queue read
-  std::string mode;             ///< xsk: how it is attached ("xdpdrv, copy"); tap: empty
-  uint64_t rx = 0;              ///< frames read from it and run
-  uint64_t tx = 0;              ///< XDP_TX frames written back into it
-  uint64_t redirected = 0;      ///< XDP_REDIRECT frames (from any port) written into it
-  uint64_t refused = 0;         ///< writes that failed (io::Port::write)
-  uint64_t kernel_dropped = 0;  ///< xsk: frames the kernel dropped before knod saw them
+  uint32_t queue = 0;       ///< xsk: the RX queue read
+  std::string mode;         ///< xsk: how it is attached ("xdpdrv, copy"); tap: empty
+  uint64_t rx = 0;          ///< frames read from it and run
+  uint64_t tx = 0;          ///< XDP_TX frames written back into it
+  uint64_t redirected = 0;  ///< XDP_REDIRECT frames (from any port) written into it
+  uint64_t refused = 0;     ///< writes that failed (io::Port::write)
+  /// Frames the kernel dropped before knod saw them (io::Port::kernel_drops: xsk
+  /// XDP_STATISTICS, tap the interface's tx_dropped).
+  uint64_t kernel_dropped = 0;
   /// Frames queued for knod when the run ended (-c reached, a stop, an error): counted, not
-  /// run. xsk: rx + kernel_dropped + unread = every frame knod's program took from the queue.
+  /// run. xsk: rx + kernel_dropped + unread = every frame knod's program took from the queue;
+  /// tap: every frame the kernel sent out of the interface while knod had it open (up to
+  /// the 8192 drained at the end: a TAP's sender is not stopped).
   uint64_t unread = 0;
 };
 

@@ -44,7 +44,7 @@ class Port {
   virtual uint64_t skipped_too_large() const = 0;  ///< frames over max_len
   virtual uint64_t write_errors() const = 0;       ///< writes refused
   /// Frames the kernel dropped before knod saw them (AF_XDP: XDP_STATISTICS rx_dropped +
-  /// rx_ring_full + rx_invalid_descs; a TAP drops nothing unseen that it reports).
+  /// rx_ring_full + rx_invalid_descs; TAP: the interface's tx_dropped, its queue full).
   virtual uint64_t kernel_drops() const { return 0; }
 
   /// The descriptor poll(2) waits on for POLLIN.

@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "base/error.h"
 
@@ -16,7 +18,24 @@ namespace knod::io {
 
 namespace {
 constexpr size_t kReadMax = 65536;  // a TAP frame is at most the interface MTU + 14 (< 64 KiB)
+
+/// Interface `name`'s tx_dropped in the calling thread's network namespace (/proc/net/dev, the
+/// transmit "drop" column: dev_get_stats(), core stats included); 0 when it is not listed.
+uint64_t tx_dropped(const std::string& name) {
+  std::ifstream in("/proc/net/dev");
+  for (std::string line; std::getline(in, line);) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t first = line.find_first_not_of(' ');
+    if (first >= colon || line.compare(first, colon - first, name) != 0) continue;
+    std::istringstream fields(line.substr(colon + 1));
+    uint64_t v[12] = {};  // receive: bytes packets errs drop fifo frame compressed multicast;
+    for (uint64_t& x : v) fields >> x;  // transmit: bytes packets errs drop
+    return fields ? v[11] : 0;
+  }
+  return 0;
 }
+}  // namespace
 
 TapPort::TapPort(const std::string& name, uint32_t max_len) : name_(name), max_len_(max_len) {
   if (name.empty() || name.size() >= IFNAMSIZ)
@@ -39,6 +58,12 @@ TapPort::TapPort(const std::string& name, uint32_t max_len) : name_(name), max_l
                                           : ""));
   }
   buf_.resize(kReadMax);
+  tx_dropped_at_open_ = tx_dropped(name_);  // a persistent TAP's drops before knod
+}
+
+uint64_t TapPort::kernel_drops() const {
+  const uint64_t now = tx_dropped(name_);
+  return now > tx_dropped_at_open_ ? now - tx_dropped_at_open_ : 0;
 }
 
 TapPort::~TapPort() {

@@ -41,12 +41,17 @@ class TapPort final : public Port {
   uint64_t skipped_too_large() const override { return skipped_too_large_; }
   uint64_t write_errors() const override { return write_errors_; }
   int poll_fd() const override { return fd_; }
+  /// Frames the kernel sent out of the interface while knod's queue (the TAP's ring of
+  /// tx_queue_len frames: 1000 on kernel 6.18) was full: the interface's tx_dropped since the port
+  /// was opened (/proc/net/dev of the calling thread's namespace; tun_net_xmit's drop).
+  uint64_t kernel_drops() const override;
 
  private:
   int fd_ = -1;
   std::string name_;
   uint32_t max_len_;
   uint64_t skipped_too_large_ = 0, write_errors_ = 0;
+  uint64_t tx_dropped_at_open_ = 0;  ///< the interface's tx_dropped when the port was opened
   std::vector<uint8_t> buf_;
 };
 

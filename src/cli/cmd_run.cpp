@@ -251,7 +251,9 @@ int run(const RunArgs& a) {
                      ? fmt::format("; {} dropped by the kernel before knod ({})", t.kernel_dropped,
                                    t.kind == "xsk" ? "XDP_STATISTICS" : "tx_dropped, queue full")
                      : "",
-                 t.unread ? fmt::format("; {} queued at the end, not run", t.unread) : "");
+                 t.unread ? fmt::format("; {}{} queued at the end, not run",
+                                        t.unread_capped ? "at least " : "", t.unread)
+                          : "");
     if (r.redirect_unsent)
       fmt::print("XDP_REDIRECT to no port (counted, not sent): {}\n", r.redirect_unsent);
     if (xfrm) xfrm->print();
@@ -311,10 +313,16 @@ int run(const RunArgs& a) {
     if (!r.ports.empty()) {
       s["ports"] = nlohmann::json::array();
       for (const knod::cli::PortCounters& t : r.ports) {
-        nlohmann::json j = {
-            {"kind", t.kind},       {"name", t.name},     {"ifindex", t.ifindex},
-            {"rx", t.rx},           {"tx", t.tx},         {"redirected", t.redirected},
-            {"refused", t.refused}, {"unread", t.unread}, {"kernel_dropped", t.kernel_dropped}};
+        nlohmann::json j = {{"kind", t.kind},
+                            {"name", t.name},
+                            {"ifindex", t.ifindex},
+                            {"rx", t.rx},
+                            {"tx", t.tx},
+                            {"redirected", t.redirected},
+                            {"refused", t.refused},
+                            {"unread", t.unread},
+                            {"kernel_dropped", t.kernel_dropped},
+                            {"unread_capped", t.unread_capped}};
         if (t.kind == "xsk") j["queue"] = t.queue, j["mode"] = t.mode;
         s["ports"].push_back(j);
       }
@@ -329,7 +337,7 @@ int run(const RunArgs& a) {
                          {"latency_p99_ns", knod::cli::percentile_ns(r.batch_latency_ns, 99)}};
     stats_f.close();
     stats_f.open(a.stats, std::ios::trunc);
-    stats_f << s.dump(2) << "\n";
+    stats_f << s.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     if (!stats_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.stats, strerror(errno)));
     std::erase(unmade.paths, a.stats);
@@ -337,7 +345,9 @@ int run(const RunArgs& a) {
   if (!a.map_dump.empty()) {
     dump_f.close();
     dump_f.open(a.map_dump, std::ios::trunc);
-    dump_f << knod::io::dump_maps_json(obj).dump(2) << "\n";
+    dump_f << knod::io::dump_maps_json(obj).dump(2, ' ', false,
+                                                 nlohmann::json::error_handler_t::replace)
+           << "\n";
     if (!dump_f.flush())
       throw knod::Error(fmt::format("{}: write failed ({})", a.map_dump, strerror(errno)));
     std::erase(unmade.paths, a.map_dump);

@@ -401,6 +401,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     ports[p]->stop_input();
     try {  // 2 ms for frames in flight when the program came off
       while (res.ports[p].unread < kDrainMost && ports[p]->read(pkt, 2)) ++res.ports[p].unread;
+      res.ports[p].unread_capped = res.ports[p].unread == kDrainMost;
     } catch (const Error& e) {
       if (res.port_error.empty()) res.port_error = e.what();
     }

@@ -115,6 +115,9 @@ struct PortCounters {
   /// tap: every frame the kernel sent out of the interface while knod had it open (up to
   /// the 8192 drained at the end: a TAP's sender is not stopped).
   uint64_t unread = 0;
+  /// The drain stopped at its cap (8192 frames a port) with frames maybe still queued: those
+  /// are in no counter (a TAP under a flood, a TAP whose tx_queue_len is above the cap).
+  bool unread_capped = false;
 };
 
 struct JobResult {

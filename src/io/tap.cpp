@@ -54,15 +54,22 @@ TapPort::TapPort(const std::string& name, uint32_t max_len) : name_(name), max_l
     throw Error(fmt::format("--tap {}: cannot create or attach the TAP interface ({}{})", name,
                             strerror(e),
                             e == EPERM    ? ": needs CAP_NET_ADMIN"
-                            : e == EINVAL ? ": the name is taken by an interface that is not a TAP"
+                            : e == EINVAL ? ": not a valid interface name, or taken by an "
+                                            "interface that is not a single-queue TAP"
                                           : ""));
   }
+  // The interface's name as the kernel made it: a template ("kt%d") is filled in.
+  name_.assign(ifr.ifr_name, strnlen(ifr.ifr_name, IFNAMSIZ));
   buf_.resize(kReadMax);
+  ifindex_ = ::if_nametoindex(name_.c_str());
   tx_dropped_at_open_ = tx_dropped(name_);  // a persistent TAP's drops before knod
 }
 
 uint64_t TapPort::kernel_drops() const {
-  const uint64_t now = tx_dropped(name_);
+  // By ifindex: the interface may have been renamed since (and its name taken by another).
+  char now_name[IF_NAMESIZE] = {};
+  if (!ifindex_ || !::if_indextoname(ifindex_, now_name)) return 0;  // deleted: the run says so
+  const uint64_t now = tx_dropped(now_name);
   return now > tx_dropped_at_open_ ? now - tx_dropped_at_open_ : 0;
 }
 
@@ -71,7 +78,7 @@ TapPort::~TapPort() {
 }
 
 uint32_t TapPort::ifindex() const {
-  return ::if_nametoindex(name_.c_str());
+  return ifindex_;
 }
 
 bool TapPort::read(Packet& p, int timeout_ms) {

@@ -20,7 +20,8 @@ class TapPort final : public Port {
   /// interface is down and goes away when knod exits; `ip link set NAME up` and an address
   /// make the kernel send through it. Throws knod::Error naming the interface: no
   /// /dev/net/tun, no CAP_NET_ADMIN ("Operation not permitted"), a name in use by a non-TAP
-  /// interface, a name too long.
+  /// interface or not valid, a name too long. A name template ("kt%d") becomes the name the
+  /// kernel gives (name()).
   /// `max_len`: frames longer than this (bytes) are counted as skipped, not returned.
   explicit TapPort(const std::string& name, uint32_t max_len = PcapReader::kDefaultMaxLen);
   ~TapPort() override;
@@ -37,7 +38,7 @@ class TapPort final : public Port {
 
   std::string_view kind() const override { return "tap"; }
   const std::string& name() const override { return name_; }
-  uint32_t ifindex() const override;  ///< if_nametoindex
+  uint32_t ifindex() const override;  ///< the interface's when the port was opened
   uint64_t skipped_too_large() const override { return skipped_too_large_; }
   uint64_t write_errors() const override { return write_errors_; }
   int poll_fd() const override { return fd_; }
@@ -52,6 +53,7 @@ class TapPort final : public Port {
   uint32_t max_len_;
   uint64_t skipped_too_large_ = 0, write_errors_ = 0;
   uint64_t tx_dropped_at_open_ = 0;  ///< the interface's tx_dropped when the port was opened
+  uint32_t ifindex_ = 0;             ///< the interface's, when the port was opened
   std::vector<uint8_t> buf_;
 };
 

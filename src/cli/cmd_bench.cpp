@@ -10,11 +10,13 @@
 //    repeat k runs on what repeat k-1 left (head/tail moves, rewritten bytes).
 //  - kern-N (with several workers): the same test runs from N threads at once, one per CPU,
 //    each from its own place in the capture; the kernel's own N/1 scaling (KernelColumn).
-//  - knod: the whole capture is one batch (repeated whole up to --min-batch packets, so that
-//    N threads have work to share); the batch runs N times on the CPU device without
-//    resetting the slots between passes (same accumulation); time / (N * packets), where
-//    time is the thread's CPU time with 1 worker (the kernel's loop is not preemptible
-//    either) and wall time with N workers.
+//  - knod: the whole capture is one batch (repeated whole up to --min-batch packets); it runs
+//    `repeat` times on the CPU device without resetting the slots between passes (same
+//    accumulation); time / (repeat * packets), where time is the thread's CPU time with 1
+//    worker (the kernel's loop is not preemptible either) and wall time with N workers.
+//    jit-N: one such batch per worker, as N receive queues each deliver the capture (the
+//    kern-N column's threads too), each worker running whole batches (CpuDevice::for_runs,
+//    one batch an item): repeat / N passes over the N batches, the same packets in all.
 //    --reset restores every slot before each pass (untimed): each run sees the original packet.
 //  - every cell is the fastest of --rounds rounds; all columns of all rows, the kernel's
 //    included, take turns round by round (knod's each after one untimed pass), so a slow
@@ -78,9 +80,13 @@ constexpr const auto& kExamples = knod::cli::kBundledExamples;
 /// `min_batch`: the capture is repeated whole until the batch holds at least that many
 /// packets (every packet the same number of times, so per-packet means are unchanged).
 struct Packets {
-  Packets(const std::string& path, uint32_t max_packets, uint32_t min_batch = 1)
+  /// `shift`: slot i holds packet (i + shift) mod the batch size (jit-N's batch q starts at
+  /// capture packet q * distinct / N, as kern-N's thread q does).
+  Packets(const std::string& path, uint32_t max_packets, uint32_t min_batch = 1, size_t shift = 0)
       : pkts(read(path, max_packets, min_batch, distinct, runts, reader_skips)),
         store(uint32_t(pkts.size())) {
+    if (!pkts.empty())
+      std::rotate(pkts.begin(), pkts.begin() + std::ptrdiff_t(shift % pkts.size()), pkts.end());
     for (uint32_t i = 0; i < store.capacity(); ++i) store.b.ingress_ifindex[i] = 1;
     reset();
   }
@@ -182,9 +188,10 @@ struct Result {
   double ns = NAN;  ///< ns per packet
   size_t packets = 0;
   uint64_t verdicts[5] = {};  ///< last pass
-  /// jit-N's hand-off over its timed rounds (device::CpuStats): batches, home slices the
-  /// caller ran for a worker that joined late or stalled, packets run, packets worker 0 ran.
-  uint64_t runs = 0, late = 0, stalls = 0, items = 0, caller_items = 0;
+  /// jit-N's hand-off over its timed rounds (device::CpuStats): device jobs, batches run,
+  /// home slices the caller ran for a worker that joined late or stalled, batches run (items),
+  /// batches worker 0 ran.
+  uint64_t runs = 0, batches = 0, late = 0, stalls = 0, items = 0, caller_items = 0;
 };
 
 /// How long a round's untimed passes may wait for every worker to join (Column::round).
@@ -210,6 +217,9 @@ class Column {
         if (p) jit->compile(*p, &rt_.env());
     }
     r_.packets = pk_.distinct;
+    for (uint32_t q = 1; q < workers; ++q)
+      more_.push_back(std::make_unique<Packets>(c.pcap, a.max_packets, a.min_batch,
+                                                q * pk_.distinct / workers));
   }
 
   /// The entry program's compile time (ms wall, ms CPU): the faster of two compiles, each on
@@ -230,11 +240,20 @@ class Column {
     return {wall, cpu};
   }
 
-  /// One round of `repeat` passes over the batch; keeps the fastest round's ns per packet.
+  /// One round of `repeat` passes over the batch (jit-N: repeat / N passes over N batches, one
+  /// per worker); keeps the fastest round's ns per packet.
   void round() {
-    knod::device::Batch& b = pk_.b;
-    const knod::device::ChunkFn fn = [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
-      rt_.run_packets(*ex_, b, lo, hi, cpu, dev_.backward(cpu), dev_.continues(cpu));
+    const uint32_t w = dev_.workers();
+    const auto batch = [&](uint32_t q) -> knod::device::Batch& {
+      return q == 0 ? pk_.b : more_[q - 1]->b;
+    };
+    // `runs` passes over the w batches as one stream (no barrier between two passes), each
+    // worker on its own batch (a batch an item: home slices of one item each).
+    const auto passes = [&](uint32_t runs) {
+      dev_.for_runs(runs, w, 1, [&](uint32_t, uint32_t lo, uint32_t hi, uint32_t cpu) {
+        for (uint32_t q = lo; q < hi; ++q)
+          rt_.run_packets(*ex_, batch(q), 0, batch(q).count, cpu, false, false);
+      });
     };
     // One worker runs on this thread (CpuDevice: the caller is worker 0): its CPU time, which
     // like the kernel's non-preemptible test_run loop excludes time the scheduler gave to
@@ -244,7 +263,7 @@ class Column {
     // packets is not counted.
     const auto now = [&] { return cpu_clock_ ? thread_cpu_ns() : wall_ns(); };
     const ScopedPin pin(one_cpu());  // the kernel's CPU; jit-N's helpers were pinned apart
-    const uint32_t n = a_.repeat;
+    const uint32_t runs = (a_.repeat + w - 1) / w;
     double total_ns = 0;
     // Untimed passes first: the other columns ran in between, so this one's workers have gone
     // to sleep and its lines left the caches; a round measures the steady state. A sleeping
@@ -254,28 +273,30 @@ class Column {
     const double wake_by = wall_ns() + kWakeNs;
     for (uint64_t late = ~0ull; late != dev_.stats().late && wall_ns() < wake_by;) {
       late = dev_.stats().late;
-      dev_.run_chunks(b.count, fn);
+      passes(1);
     }
     const knod::device::CpuStats before = dev_.stats();
     if (!a_.reset) {
       const double t0 = now();
-      for (uint32_t i = 0; i < n; ++i) dev_.run_chunks(b.count, fn);
+      passes(runs);
       total_ns = now() - t0;
     } else {
-      for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t i = 0; i < runs; ++i) {
         pk_.reset();
+        for (auto& m : more_) m->reset();
         const double t0 = now();
-        dev_.run_chunks(b.count, fn);
+        passes(1);
         total_ns += now() - t0;
       }
     }
-    r_.ns = std::fmin(r_.ns, total_ns / (double(n) * b.count));
+    r_.ns = std::fmin(r_.ns, total_ns / (double(runs) * w * pk_.b.count));
     const knod::device::CpuStats after = dev_.stats();
     r_.runs += after.runs - before.runs;
+    r_.batches += uint64_t(runs) * w;
     r_.late += after.late - before.late;
     r_.stalls += after.stalls - before.stalls;
     r_.caller_items += after.items[0] - before.items[0];
-    for (size_t w = 0; w < after.items.size(); ++w) r_.items += after.items[w] - before.items[w];
+    for (size_t k = 0; k < after.items.size(); ++k) r_.items += after.items[k] - before.items[k];
     dev_.idle();  // the next column's round starts now: its cores, not this one's polling
   }
 
@@ -307,6 +328,7 @@ class Column {
   knod::loader::Object obj_;
   knod::xdp::Runtime rt_;
   Packets pk_;
+  std::vector<std::unique_ptr<Packets>> more_;  ///< jit-N: batches 1..N-1, as pk_
   knod::device::CpuDevice dev_;
   bool cpu_clock_;
   std::unique_ptr<knod::vm::Executor> ex_;
@@ -628,7 +650,8 @@ int bench(const BenchArgs& a) {
                cell(mpps(rk.ns), "{:.2f}"), cell(jk, "{:.2f}x"), cell(ji, "{:.1f}x"),
                cell(sc, "{:.2f}x"), cell(rkn.ns), cell(ks, "{:.2f}x"));
     std::fflush(stdout);
-    hand.runs += rn.runs, hand.late += rn.late, hand.stalls += rn.stalls;
+    hand.runs += rn.runs, hand.batches += rn.batches, hand.late += rn.late,
+        hand.stalls += rn.stalls;
     hand.items += rn.items, hand.caller_items += rn.caller_items;
   }
   if (cpu)
@@ -637,9 +660,11 @@ int bench(const BenchArgs& a) {
         max_compile, max_compile_cpu);
   if (hand.runs)
     fmt::print(
-        "jit-N hand-off: in {} batches the caller ran {} slices of late workers and {} of stalled "
-        "ones; worker 0 ran {:.1f}% of the packets\n",
-        hand.runs, hand.late, hand.stalls, 100.0 * double(hand.caller_items) / double(hand.items));
+        "jit-N hand-off: in {} jobs of {} batches the caller ran {} slices of late workers and {} "
+        "of "
+        "stalled ones; worker 0 ran {:.1f}% of the batches\n",
+        hand.runs, hand.batches, hand.late, hand.stalls,
+        100.0 * double(hand.caller_items) / double(hand.items));
   if (cs.size() > 1) {
     if (n_int) fmt::print("geomean interp/jit-1 speedup: {:.2f}\n", std::exp(log_int / n_int));
     if (n_scale) {

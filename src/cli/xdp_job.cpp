@@ -235,12 +235,25 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     if (!opts.out_by_verdict[v].empty()) by[v].emplace(opts.out_by_verdict[v]);
 
   const uint32_t cap = std::max(1u, opts.batch);
-  device::BatchStore st(cap,
-                        gpu ? device::kFrameSize : device::kSlotPitch);  // GPU: one frame a slot
   device::CpuOptions co;
   co.workers = gpu ? 1u : std::max(1u, opts.workers);
   co.walk_apart = rt.order_free();  // else each worker runs its packets in capture order
   device::CpuDevice dev(co);
+  // A capture on N > 1 CPU workers: N batches read ahead, each run whole by one worker (as N
+  // receive queues each give a CPU its own packets: no batch is cut between workers, no
+  // worker waits for another between two of its packets; docs/PERFORMANCE.md, session 24).
+  // Ports and GPU devices: one batch at a time (a live port's frames are not held back).
+  const uint32_t ahead = in && !gpu && !opts.persistent ? dev.workers() : 1;
+  std::vector<std::unique_ptr<device::BatchStore>> stores;
+  for (uint32_t q = 0; q < ahead; ++q)
+    stores.push_back(std::make_unique<device::BatchStore>(
+        cap, gpu ? device::kFrameSize : device::kSlotPitch));  // GPU: one frame a slot
+  device::BatchStore& st = *stores[0];
+  // Per worker: the batches and packets it ran whole (CpuStats counts a batch as one item).
+  struct alignas(64) Whole {
+    uint64_t batches = 0, packets = 0;
+  };
+  std::vector<Whole> whole(dev.workers());
   io::Packet pkt;
   std::vector<uint8_t> keep;
   std::vector<uint32_t> xdp_len;  // frame lengths before xfrm
@@ -248,7 +261,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   if (gpu && opts.pcap_clock)
     throw Error("--pcap-clock: not supported on " + std::string(gpu->name()) +
                 " yet (use --device cpu or interp)");
-  if (opts.pcap_clock) st.b.clock_ns = st.clock();
+  if (opts.pcap_clock)
+    for (auto& s : stores) s->b.clock_ns = s->clock();
   if (gpu)
     gpu->load(rt.env(), entry_index(rt), device::gpu::Mode::kXdp);
   else
@@ -297,8 +311,9 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   // The next frame for slot n of the batch: 1 (in pkt); 0: none waiting on a port now, run
   // what the batch holds (as NAPI takes what the ring has); -1: the end (the capture is over,
   // -c packets were taken, --duration passed, a signal).
+  uint64_t pending = 0;  // packets of the batches read ahead, not yet counted in res.packets
   auto next = [&](uint32_t n) -> int {
-    if (opts.max_packets && res.packets + n >= opts.max_packets) return -1;
+    if (opts.max_packets && res.packets + pending + n >= opts.max_packets) return -1;
     if (in) return in->next(pkt) ? 1 : -1;
     if (n) return read_any(n) ? 1 : 0;
     for (;;) {  // an empty batch waits, looking at the stop conditions every 100 ms at most
@@ -314,7 +329,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       io::wait_any(ports, wait_ms);
     }
   };
-  for (bool more = true; more;) {
+  // Fills `b` with the next packets, up to cap: how many; `more` false at the end.
+  auto fill = [&](device::BatchStore& b, bool& more) {
     uint32_t n = 0;
     while (n < cap && !(session && n && session->due())) {
       int got = -1;
@@ -334,52 +350,77 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       }
       // The headroom (metadata included) as BPF_PROG_TEST_RUN gives it, zeroed: not what the
       // slot's previous packet left there (bpf_xdp_adjust_head(-N) then a read).
-      std::memset(st.slot(n), 0, device::kXdpHeadroom);
-      std::memcpy(st.slot(n) + device::kXdpHeadroom, pkt.data.data(), pkt.data.size());
-      st.b.data_off[n] = device::kXdpHeadroom;
-      st.b.data_len[n] = static_cast<uint32_t>(pkt.data.size());
-      st.b.meta_len[n] = 0;
-      st.b.ingress_ifindex[n] =
+      std::memset(b.slot(n), 0, device::kXdpHeadroom);
+      std::memcpy(b.slot(n) + device::kXdpHeadroom, pkt.data.data(), pkt.data.size());
+      b.b.data_off[n] = device::kXdpHeadroom;
+      b.b.data_len[n] = static_cast<uint32_t>(pkt.data.size());
+      b.b.meta_len[n] = 0;
+      b.b.ingress_ifindex[n] =
           !ports.empty() && opts.ifindex == 0 ? res.ports[port_of[n]].ifindex : opts.ifindex;
-      st.b.rx_queue_index[n] = !ports.empty() && opts.rxq == JobOptions::kPortsQueue
-                                   ? res.ports[port_of[n]].queue
-                                   : opts.rxq;
-      st.clock()[n] = pkt.ts_ns;
+      b.b.rx_queue_index[n] = !ports.empty() && opts.rxq == JobOptions::kPortsQueue
+                                  ? res.ports[port_of[n]].queue
+                                  : opts.rxq;
+      b.clock()[n] = pkt.ts_ns;
       res.bytes += pkt.data.size();
       ++n;
       if (session) session->added();
     }
-    if (n == 0) {
+    b.b.count = n;
+    return n;
+  };
+  // Writes batch `b`'s packets out by verdict and counts them.
+  auto output = [&](device::BatchStore& b) {
+    const uint32_t n = b.b.count;
+    if (opts.xfrm) xdp_len.assign(b.b.data_len, b.b.data_len + n), opts.xfrm->run(b.b, n, keep);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t verdict = b.b.verdict[i];
+      const uint32_t v = verdict <= uint32_t(XDP_REDIRECT) ? verdict : uint32_t(XDP_ABORTED);
+      std::span<const uint8_t> out(b.slot(i) + b.b.data_off[i], b.b.data_len[i]);
+      ++res.verdict_packets[v];
+      res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : b.b.data_len[i];  // as XDP left it
+      if (b.b.fault[i] < 8) ++res.faults[b.b.fault[i]];
+      if (!ports.empty()) ++res.ports[port_of[i]].rx;
+      if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
+      if (all) all->write(out, b.clock()[i]);
+      if (by[v]) by[v]->write(out, b.clock()[i]);
+      if (!ports.empty()) send(i, v, out);
+    }
+    for (io::Port* p : ports) p->flush();
+    res.packets += n;
+  };
+  for (bool more = true; more;) {
+    uint32_t filled = 0;
+    pending = 0;
+    while (filled < ahead && more) {
+      const uint32_t n = fill(*stores[filled], more);
+      if (n == 0) break;
+      pending += n;
+      ++filled;
+    }
+    if (filled == 0) {
       if (more) continue;
       break;
     }
-    st.b.count = n;
     auto t0 = std::chrono::steady_clock::now();
     if (session)
       session->run(st.b);
     else if (gpu)
       gpu->run(st.b);
-    else
-      dev.run_chunks(n, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+    else if (filled == 1)
+      dev.run_chunks(st.b.count, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
         rt.run_packets(*ex, st.b, lo, hi, cpu, dev.backward(cpu), dev.continues(cpu));
       });
-    if (opts.xfrm) xdp_len.assign(st.b.data_len, st.b.data_len + n), opts.xfrm->run(st.b, n, keep);
+    else  // one worker a batch, in capture order within it
+      dev.for_chunks(filled, 1, [&](uint32_t lo, uint32_t hi, uint32_t cpu) {
+        for (uint32_t q = lo; q < hi; ++q) {
+          rt.run_packets(*ex, stores[q]->b, 0, stores[q]->b.count, cpu, false, false);
+          ++whole[cpu].batches;
+          whole[cpu].packets += stores[q]->b.count;
+        }
+      });
     res.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t verdict = st.b.verdict[i];
-      const uint32_t v = verdict <= uint32_t(XDP_REDIRECT) ? verdict : uint32_t(XDP_ABORTED);
-      std::span<const uint8_t> out(st.slot(i) + st.b.data_off[i], st.b.data_len[i]);
-      ++res.verdict_packets[v];
-      res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : st.b.data_len[i];  // as XDP left it
-      if (st.b.fault[i] < 8) ++res.faults[st.b.fault[i]];
-      if (!ports.empty()) ++res.ports[port_of[i]].rx;
-      if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
-      if (all) all->write(out, st.clock()[i]);
-      if (by[v]) by[v]->write(out, st.clock()[i]);
-      if (!ports.empty()) send(i, v, out);
-    }
-    for (io::Port* p : ports) p->flush();
-    res.packets += n;
+    for (uint32_t q = 0; q < filled; ++q) output(*stores[q]);
+    pending = 0;
     if (opts.progress) {
       auto now = std::chrono::steady_clock::now();
       if (now - last_report > std::chrono::seconds(1)) {
@@ -406,7 +447,11 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       if (res.port_error.empty()) res.port_error = e.what();
     }
   }
-  if (!gpu) res.cpu = dev.stats();
+  if (!gpu) {
+    res.cpu = dev.stats();
+    for (size_t w = 0; w < whole.size() && w < res.cpu.items.size(); ++w)
+      res.cpu.items[w] += whole[w].packets - whole[w].batches;  // packets, as the slices count
+  }
   if (in) {
     res.skipped_snapped = in->skipped_count(io::SkipReason::kSnapped);
     res.skipped_too_large = in->skipped_count(io::SkipReason::kTooLarge);

@@ -103,23 +103,25 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
   ASSERT_TRUE(!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) << r.out;
   EXPECT_GT(std::stoul(v), 0u) << r.out;
   // How jit-N's timed batches went (device::CpuStats): 8 rows x 1 round x 2 repeats = 16
-  // batches, a late or stalled worker's slice at most once in each (2 workers: 1 helper).
+  // batches, one per worker in one job a row (8 jobs), a late or stalled worker's slice at most
+  // once in each (2 workers: 1 helper).
   const std::string hand = "jit-N hand-off: in ";
   const size_t h = r.out.find(hand);
   ASSERT_NE(h, std::string::npos) << r.out;
   const std::string line = r.out.substr(h, r.out.find('\n', h) - h);
-  unsigned long batches = 0, late = 0, stalled = 0;
+  unsigned long jobs = 0, batches = 0, late = 0, stalled = 0;
   double share = -1;
   int used = 0;
   ASSERT_EQ(std::sscanf(line.c_str(),
-                        "jit-N hand-off: in %lu batches the caller ran %lu slices of late workers "
-                        "and %lu of stalled ones; worker 0 ran %lf%% of the packets%n",
-                        &batches, &late, &stalled, &share, &used),
-            4)
+                        "jit-N hand-off: in %lu jobs of %lu batches the caller ran %lu slices of "
+                        "late workers and %lu of stalled ones; worker 0 ran %lf%% of the batches%n",
+                        &jobs, &batches, &late, &stalled, &share, &used),
+            5)
       << line;
   EXPECT_EQ(static_cast<size_t>(used), line.size()) << line;
+  EXPECT_EQ(jobs, 8u) << line;
   EXPECT_EQ(batches, 16u) << line;
-  EXPECT_LE(late + stalled, 16u) << line;
+  EXPECT_LE(late + stalled, 8u) << line;
   EXPECT_GE(share, 0.0) << line;
   EXPECT_LE(share, 100.0) << line;
   const std::string kprefix = "geomean kernel-N/kernel-1 scaling: ";

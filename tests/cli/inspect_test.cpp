@@ -271,6 +271,35 @@ TEST(Run, EachCpuRunsItsPacketsInCaptureOrder) {
     }
 }
 
+// A capture on 2 CPU workers is read 2 batches ahead, each batch run whole by one worker
+// (xdp_job.cpp): the frames written and the verdicts are those of 1 worker, in capture order,
+// whether the capture fills 6 batches of 4, one batch of 256 (cut between the workers) or one
+// of 4 and a last of 2 (--count 6); --stats counts every packet on some worker.
+TEST(Run, BatchesReadAheadPerWorkerWriteWhatOneWorkerWrites) {
+  const std::string base = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/vlan.o -r " + KNOD_PCAP_DIR +
+                           "/vlan.pcap --map-load " + KNOD_EXAMPLE_SRC_DIR + "/vlan.maps.json";
+  for (const char* extra : {"--batch 4", "--batch 256", "--batch 4 -c 6"}) {
+    std::string out[2], verdicts[2];
+    uint64_t ran[2] = {};
+    for (uint32_t w = 1; w <= 2; ++w) {
+      const std::string dir = temp_dir();
+      Result r = knod("run " + base + " " + extra + " --workers " + std::to_string(w) + " -w " +
+                      dir + "/out.pcap --stats " + dir + "/s.json");
+      ASSERT_EQ(r.rc, 0) << r.err;
+      out[w - 1] = read_file(dir + "/out.pcap");
+      nlohmann::json s = nlohmann::json::parse(read_file(dir + "/s.json"));
+      verdicts[w - 1] = s["verdicts"].dump();
+      for (const auto& n : s["cpu_device"]["packets_per_worker"]) ran[w - 1] += n.get<uint64_t>();
+    }
+    EXPECT_GT(out[0].size(), 24u) << extra;
+    EXPECT_EQ(out[0], out[1]) << extra;
+    EXPECT_EQ(verdicts[0], verdicts[1]) << extra;
+    const uint64_t want = std::string(extra).find("-c 6") != std::string::npos ? 6 : 24;
+    EXPECT_EQ(ran[0], want) << extra;
+    EXPECT_EQ(ran[1], want) << extra;
+  }
+}
+
 // `knod jit --slot-loop`: the module knod run compiles for the CPU device, the per-packet loop
 // (<name>_slots) with the program's body inlined; none at -O0 (the device loops in knod).
 TEST(Jit, SlotLoopShowsTheLoopWithTheBodyInlined) {

@@ -93,6 +93,47 @@ TEST(CpuDevice, ForChunksCoversEveryCountOnce) {
   for (uint32_t i = 0; i < 20; ++i) EXPECT_EQ(order[i], i);
 }
 
+// A stream of runs (for_runs): every (run, slot) once, each call within one run, and every slot's
+// runs in increasing order (runs may share one batch's buffers), with 1, 2 and 3 workers, counts
+// that cut slices unevenly, chunks of 1 to 64; a worker stalled for 1 ms in some rounds, so that
+// the caller takes over the rest of its slice; workers that walk apart (slots mirrored per run).
+TEST(CpuDevice, ForRunsRunsEverySlotOfEveryRunOnceAndInRunOrder) {
+  for (uint32_t case_ = 0; case_ < 6; ++case_) {
+    const uint32_t workers = 1 + case_ % 3;
+    const bool apart = case_ >= 3;
+    CpuDevice dev(CpuOptions{workers, 16, true, -1, apart});
+    for (uint32_t round = 0; round < 24; ++round) {
+      const uint32_t runs = 1 + round * 7 % 23, count = 1 + round * 37 % 300;
+      const uint32_t chunk = 1 + round % 4 * 21;
+      std::vector<std::atomic<uint32_t>> next(count);  // per slot: the run it expects next
+      std::atomic<uint32_t> bad{0}, calls{0};
+      dev.for_runs(runs, count, chunk, [&](uint32_t run, uint32_t lo, uint32_t hi, uint32_t cpu) {
+        if (cpu >= workers || run >= runs || lo >= hi || hi > count || hi - lo > chunk) {
+          ++bad;
+          return;
+        }
+        if (cpu == 1 && round % 5 == 1 && calls.fetch_add(1) == 0)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        for (uint32_t i = lo; i < hi; ++i) {
+          uint32_t want = run;  // this slot's runs so far: exactly `run`
+          if (!next[i].compare_exchange_strong(want, run + 1)) ++bad;
+        }
+      });
+      EXPECT_EQ(bad.load(), 0u) << workers << " workers, apart " << apart << ", round " << round;
+      for (uint32_t i = 0; i < count; ++i)
+        ASSERT_EQ(next[i].load(), runs)
+            << workers << " workers, apart " << apart << ", round " << round << " slot " << i;
+      EXPECT_FALSE(dev.continues(0));
+    }
+  }
+  CpuDevice one(CpuOptions{1, 8});  // one worker: run after run, in order, inline
+  std::vector<uint32_t> order;
+  one.for_runs(3, 5, 2, [&](uint32_t run, uint32_t lo, uint32_t hi, uint32_t) {
+    for (uint32_t i = lo; i < hi; ++i) order.push_back(run * 10 + i);
+  });
+  EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24}));
+}
+
 // Claims shrink as a slice drains (guided self-scheduling), so the workers finish close
 // together: 1024 items, chunk 64, 2 workers would be 16 claims of 64 with fixed claims; the
 // guided claims are a quarter of what is left, at least 8, so there are more of them and the

@@ -46,6 +46,12 @@ constexpr uint64_t kSliceAlign = 64;
 /// finer than kSliceAlign so that the shares can follow paces a few percent apart; the u32
 /// and u64 arrays' lines at a boundary are still one worker's (16 * 8 bytes = two lines).
 constexpr uint64_t kSplitAlign = 16;
+/// Runs of a for_runs stream per job: the slices are cut once per job, from the workers'
+/// paces (split()), so that a worker slower for a while (a vCPU sharing its core) gets fewer
+/// slots from the next job on; its barrier, once per 32 runs, is ~1-3% of a 1024-packet run of a
+/// 5 ns program. One job for the whole stream kept the first split, however far off: with a
+/// pace 4x too slow from a late start, the caller ran 79% of 1000 runs alone (session 24).
+constexpr uint32_t kStreamRuns = 32;
 /// Pause-loop iterations between two reads of the clock while the caller waits for the others.
 constexpr int kPollSpin = 16;
 /// How often (ns) the waiting caller reads the other slices' ranges to tell a stalled owner.
@@ -108,6 +114,12 @@ struct CpuDevice::Pool {
   std::atomic<uint64_t> generation{0};  ///< bumped per run; threads wait for a new one
   std::atomic<bool> stop{false};
   std::atomic<bool> nap{false};  ///< idle(): waiting threads sleep now instead of polling
+  /// A for_runs stream has jobs left (set from its start until its last job returned): a
+  /// thread done with its slice polls for the next job instead of going to sleep after kSpin
+  /// pauses (its slice done ~100 us before the
+  /// caller's, it slept, and each job then began with a futex wake-up: ~16 us on the caller and
+  /// ~40 us before the thread joined, a third of a 32-run job of a 5 ns program; session 24).
+  std::atomic<bool> stream_more{false};
   /// Threads blocked (or about to block) on start_cv, and whether the caller blocks on done_cv:
   /// a run takes `mu` and notifies only when somebody sleeps, so that back-to-back runs with
   /// polling threads touch no mutex (each would be an atomic read-modify-write and a line
@@ -118,8 +130,14 @@ struct CpuDevice::Pool {
   std::atomic<bool> caller_sleeps{false};
   // The current job.
   RawFn fn = nullptr;
+  RunsFn runs_fn = nullptr;  ///< a stream of runs (for_runs): fn is null
   void* ctx = nullptr;
   uint32_t job_chunk = 64;
+  /// Runs in the current job: 1, or for_runs' count. A stream's items are (run, slot) pairs,
+  /// numbered per home slice run-major (call()): a worker's claims take its slots run
+  /// after run, with no barrier between runs.
+  uint32_t job_runs = 1;
+  uint32_t run_base = 0;  ///< the first run's number in for_runs (a long stream is several jobs)
   /// The batch cut into one contiguous slice per worker, chunk-aligned: a worker's home
   /// slice is the same packet slots batch after batch (their lines stay in its cache). What
   /// is left of it is [front, back), one word; `start` is the run's whole slice. Its worker
@@ -136,6 +154,13 @@ struct CpuDevice::Pool {
     /// whether its items are light (claim()). Not the pace: one run the owner spent partly
     /// descheduled would keep that average heavy for several runs. The owner's own word.
     double last = 0;
+    /// A stream's home slice in slots: [slot_lo, slot_lo + slot_len) of every run; its items
+    /// are job_runs * slot_len from job_runs * slot_lo on. Set before publishing.
+    uint32_t slot_lo = 0, slot_len = 0;
+    /// A stream's claims of this slice in flight by its owner (take_from), counted from
+    /// before the claim until its items returned: take_over() waits for them before it runs
+    /// a slot's next run.
+    std::atomic<uint32_t> running{0};
   };
   std::unique_ptr<Slice[]> slices;
   /// The caller's view of each slice while it waits (watch()): the range it last read and
@@ -155,12 +180,44 @@ struct CpuDevice::Pool {
   std::exception_ptr error;                   ///< guarded by mu
 
   bool backward(uint32_t cpu) const { return walk_apart && workers > 1 && cpu % 2 == 0; }
+  /// The current job is (part of) a for_runs stream.
+  bool stream() const { return runs_fn != nullptr; }
+
+  /// Runs items [lo, hi) of slice `s` on worker `cpu`: fn's chunk, or in a stream its pieces,
+  /// one per run it touches (item j: run (j - base) / slot_len, slot slot_lo + the remainder).
+  /// A backward walker's slots (backward(owner)) are mirrored within each run: its runs
+  /// still come in order, each from its last slot down.
+  void call(const Slice& s, uint32_t lo, uint32_t hi, uint32_t cpu) {
+    if (!runs_fn) return fn(ctx, lo, hi, cpu);
+    const uint64_t base = uint64_t(job_runs) * s.slot_lo, len = s.slot_len;
+    const bool down = backward(uint32_t(&s - slices.get()));
+    for (uint64_t j = lo; j < hi;) {
+      const uint64_t run = (j - base) / len, off = (j - base) % len;
+      const uint64_t n = std::min<uint64_t>(hi - j, len - off);
+      const uint64_t first = down ? s.slot_lo + len - off - n : s.slot_lo + off;
+      runs_fn(ctx, run_base + uint32_t(run), uint32_t(first), uint32_t(first + n), cpu);
+      j += n;
+    }
+  }
 
   /// Claims and runs up to `part` (a divisor of what is left) of slice `s`, at least `least`
   /// and at most `most` items, from its front (`front_end`) or its back. Returns the items
   /// run, 0 when the slice is empty. `r`: the slice's range as last read, updated.
   uint32_t take_from(Slice& s, uint64_t& r, bool front_end, uint32_t part, uint64_t least,
                      uint64_t most, uint32_t cpu) {
+    // A stream: counted before the claim (ordered before it by the release below), so that a
+    // helper whose take_over() claim follows this one sees it (take_over()).
+    struct InFlight {
+      std::atomic<uint32_t>* n;
+      explicit InFlight(std::atomic<uint32_t>* c) : n(c) {
+        if (n) n->fetch_add(1, std::memory_order_relaxed);
+      }
+      ~InFlight() {
+        if (n) n->fetch_sub(1, std::memory_order_release);
+      }
+      InFlight(const InFlight&) = delete;
+      InFlight& operator=(const InFlight&) = delete;
+    } in_flight(stream() && workers > 1 ? &s.running : nullptr);
     for (;;) {
       const uint32_t front = uint32_t(r >> 32), back = uint32_t(r);
       if (front >= back) return 0;
@@ -172,9 +229,10 @@ struct CpuDevice::Pool {
       // store of the previous claim's packets to drain (~10% of a 1-packet claim, session 20).
       if (workers == 1)
         s.range.store(rest, std::memory_order_relaxed);
-      else if (!s.range.compare_exchange_weak(r, rest, std::memory_order_relaxed))
+      else if (!s.range.compare_exchange_weak(r, rest, std::memory_order_release,
+                                              std::memory_order_relaxed))
         continue;
-      fn(ctx, lo, hi, cpu);
+      call(s, lo, hi, cpu);
       tally[cpu].items.store(tally[cpu].items.load(std::memory_order_relaxed) + n,
                              std::memory_order_relaxed);
       r = s.range.load(std::memory_order_relaxed);
@@ -212,7 +270,7 @@ struct CpuDevice::Pool {
       const bool light = own.last > 0 && own.last < kHelpItemNs;
       const uint64_t least = std::min(most, kMinClaim);
       uint64_t own_least = workers == 1 || light ? most : least;
-      const bool back = backward(cpu);
+      const bool back = backward(cpu) && !stream();  // a stream: runs in order (call())
       const auto t0 = Clock::now();
       uint64_t r = own.range.load(std::memory_order_relaxed), items = 0, claims = 0;
       while (const uint32_t n = take_from(own, r, !back, 2, own_least, most, cpu)) {
@@ -259,7 +317,9 @@ struct CpuDevice::Pool {
   void help(uint32_t owner, bool heavy, uint64_t least, uint64_t most, uint32_t cpu) {
     Slice& s = slices[owner];
     uint64_t r = s.range.load(std::memory_order_relaxed);
-    if (!heavy && r != s.start.load(std::memory_order_relaxed)) return;
+    // A stream's slice is taken over whole (take_over()): from an owner at work that would
+    // only move its runs to this worker, not share them.
+    if ((!heavy || stream()) && r != s.start.load(std::memory_order_relaxed)) return;
     take_rest(owner, r, least, most, cpu);
   }
 
@@ -267,8 +327,37 @@ struct CpuDevice::Pool {
   /// `cpu`, a quarter at a time: from the end the owner walks toward where the workers walk
   /// apart, else from the front.
   void take_rest(uint32_t owner, uint64_t& r, uint64_t least, uint64_t most, uint32_t cpu) {
+    if (stream()) return take_over(slices[owner], r, most, cpu);
     while (take_from(slices[owner], r, !walk_apart || backward(owner), 4, least, most, cpu)) {
     }
+  }
+
+  /// take_rest() in a stream: claims all that is left of slice `s` at once (its owner claims
+  /// nothing more), then runs it in claims of at most `most` items, in run order. A slot's
+  /// run may start only after its previous run returned: items less than a run (slot_len)
+  /// past the owner's claim in flight (at most `most` items before the front) wait for it
+  /// (Slice::running) first.
+  void take_over(Slice& s, uint64_t& r, uint64_t most, uint32_t cpu) {
+    uint64_t front, back;
+    for (;;) {
+      front = uint32_t(r >> 32), back = uint32_t(r);
+      if (front >= back) return;
+      if (s.range.compare_exchange_weak(r, back << 32 | back, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed))
+        break;
+    }
+    const uint64_t safe =
+        std::max(front, front + s.slot_len - std::min<uint64_t>(most, s.slot_len));
+    for (uint64_t j = front; j < back;) {
+      const uint64_t n = std::min(most, back - j);
+      if (j + n > safe)
+        while (s.running.load(std::memory_order_acquire)) cpu_relax();
+      call(s, uint32_t(j), uint32_t(j + n), cpu);
+      tally[cpu].items.store(tally[cpu].items.load(std::memory_order_relaxed) + n,
+                             std::memory_order_relaxed);
+      j += n;
+    }
+    r = s.range.load(std::memory_order_relaxed);
   }
 
   /// The caller, the job closed with fewer threads joined than there are: runs the slices
@@ -328,8 +417,12 @@ struct CpuDevice::Pool {
                                       count);
         hi = std::max(hi, lo);
       }
-      slices[w].start.store(lo << 32 | hi, std::memory_order_relaxed);
-      slices[w].range.store(lo << 32 | hi, std::memory_order_relaxed);
+      // A stream: the slice's items are its slots in every run (call()).
+      const uint64_t r = job_runs, items = (r * lo) << 32 | (r * hi);
+      slices[w].slot_lo = uint32_t(lo);
+      slices[w].slot_len = uint32_t(hi - lo);
+      slices[w].start.store(items, std::memory_order_relaxed);
+      slices[w].range.store(items, std::memory_order_relaxed);
       lo = hi;
     }
   }
@@ -384,7 +477,8 @@ struct CpuDevice::Pool {
   void work(uint32_t cpu) {
     uint64_t seen = 0;
     for (;;) {
-      for (int i = 0; i < kSpin && generation.load(std::memory_order_acquire) == seen &&
+      for (int i = 0; (i < kSpin || stream_more.load(std::memory_order_relaxed)) &&
+                      generation.load(std::memory_order_acquire) == seen &&
                       !stop.load(std::memory_order_relaxed) && !nap.load(std::memory_order_relaxed);
            ++i)
         cpu_relax();
@@ -447,7 +541,7 @@ CpuStats CpuDevice::stats() const {
 }
 
 bool CpuDevice::continues(uint32_t cpu) const {
-  if (cpu >= pool_->workers) return false;
+  if (cpu >= pool_->workers || pool_->stream()) return false;
   const uint64_t r = pool_->slices[cpu].range.load(std::memory_order_relaxed);
   return uint32_t(r >> 32) < uint32_t(r);
 }
@@ -476,9 +570,36 @@ void CpuDevice::run_chunks(uint32_t count, const ChunkFn& fn) {
 }
 
 void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
+  run_job(count, chunk, 1, 0, fn, nullptr, ctx);
+}
+
+void CpuDevice::runs_raw(uint32_t runs, uint32_t count, uint32_t chunk, RunsFn fn, void* ctx) {
   if (count == 0) return;
+  // Jobs of kStreamRuns runs at most: the home slices follow the workers' paces from one job to
+  // the next (split()), and a job numbers its items in 32 bits (Pool::Slice::range).
+  const uint32_t most =
+      std::max<uint32_t>(1, uint32_t(std::min<uint64_t>(kStreamRuns, (uint64_t(1) << 31) / count)));
+  // Set until the last job has been published and run: a thread that sees it clear before the
+  // last job's generation would go to sleep and miss that job.
+  pool_->stream_more.store(runs > most, std::memory_order_relaxed);
+  try {
+    for (uint32_t base = 0; base < runs; base += std::min(most, runs - base))
+      run_job(count, chunk, std::min(most, runs - base), base, nullptr, fn, ctx);
+  } catch (...) {
+    pool_->stream_more.store(false, std::memory_order_relaxed);
+    throw;
+  }
+  pool_->stream_more.store(false, std::memory_order_relaxed);
+}
+
+void CpuDevice::run_job(uint32_t count, uint32_t chunk, uint32_t runs, uint32_t base, RawFn fn,
+                        RunsFn runs_fn, void* ctx) {
+  if (count == 0 || runs == 0) return;
   Pool& p = *pool_;
   p.fn = fn;
+  p.runs_fn = runs_fn;
+  p.job_runs = runs;
+  p.run_base = base;
   p.ctx = ctx;
   p.job_chunk = chunk ? chunk : p.chunk;
   p.error = nullptr;
@@ -510,6 +631,8 @@ void CpuDevice::run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx) {
     }
   }
   p.fn = nullptr;
+  p.runs_fn = nullptr;
+  p.job_runs = 1;
   p.ctx = nullptr;
   std::exception_ptr err;
   {

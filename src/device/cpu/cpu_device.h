@@ -54,7 +54,9 @@ struct CpuStats {
   uint64_t runs = 0;    ///< runs with more than one worker and at least one item
   uint64_t late = 0;    ///< home slices the caller ran because their worker had not joined the run
   uint64_t stalls = 0;  ///< home slices the caller finished for a worker that stopped claiming
-  std::vector<uint64_t> items;  ///< items (packets, crypto ops) each worker ran, by cpu index
+  /// Items (packets, crypto ops; whole batches where a caller makes a batch one item, as
+  /// `knod run`'s read-ahead and `knod bench`'s jit-N do) each worker ran, by cpu index.
+  std::vector<uint64_t> items;
 };
 
 /// The CPUs of the calling thread's affinity mask (`taskset` narrows it), in increasing
@@ -111,6 +113,26 @@ class CpuDevice {
   void run(const Batch& batch, const PacketFn& fn) { run(batch.count, fn); }
   /// run() by chunks: fn(begin, end, cpu) for consecutive claims of at most `chunk` packets.
   void run_chunks(uint32_t count, const ChunkFn& fn);
+  /// `runs` runs of [0, count) as one stream: fn(run, begin, end, cpu) for every item of every
+  /// run, run in [0, runs), [begin, end) within one run. Each worker takes its home slice's
+  /// slots (cut as run()'s) run after run without waiting for the other
+  /// workers between runs: no barrier per run, only one at the end (the kernel's CPUs, each
+  /// on its own receive queue, wait for nobody either). A worker runs its slots in increasing
+  /// run order, so runs may share buffers (knod bench's workers each rerun their batch); a slot of
+  /// two runs may run at once on two workers only where a stalled or late owner's items are taken
+  /// over (run()'s rules). Jobs of at most 32 runs, the home slices re-cut between two from the
+  /// workers' paces; a thread polls between the jobs of a stream. Claims of at most `chunk`
+  /// items (0: the device's). A worker that walks down (backward()) gets each run's slots
+  /// mirrored, its runs still in order: [begin, end) is best run from end - 1 down;
+  /// continues() is false throughout (a claim may end where a run does). Returns when all
+  /// calls returned; exceptions as run().
+  template <class F>
+  void for_runs(uint32_t runs, uint32_t count, uint32_t chunk, F&& fn) {
+    auto call = [](void* f, uint32_t run, uint32_t lo, uint32_t hi, uint32_t cpu) {
+      (*static_cast<std::remove_reference_t<F>*>(f))(run, lo, hi, cpu);
+    };
+    runs_raw(runs, count, chunk, call, const_cast<void*>(static_cast<const void*>(&fn)));
+  }
   /// run_chunks with any callable and claims of `chunk` items (0: the device's), without a
   /// std::function (no allocation per call).
   template <class F>
@@ -123,7 +145,11 @@ class CpuDevice {
 
  private:
   using RawFn = void (*)(void* ctx, uint32_t begin, uint32_t end, uint32_t cpu);
+  using RunsFn = void (*)(void* ctx, uint32_t run, uint32_t begin, uint32_t end, uint32_t cpu);
   void run_raw(uint32_t count, uint32_t chunk, RawFn fn, void* ctx);
+  void runs_raw(uint32_t runs, uint32_t count, uint32_t chunk, RunsFn fn, void* ctx);
+  void run_job(uint32_t count, uint32_t chunk, uint32_t runs, uint32_t base, RawFn fn,
+               RunsFn runs_fn, void* ctx);
   struct Pool;
   std::unique_ptr<Pool> pool_;
 };

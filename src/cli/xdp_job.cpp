@@ -255,8 +255,9 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   };
   std::vector<Whole> whole(dev.workers());
   io::Packet pkt;
-  std::vector<uint8_t> keep;
-  std::vector<uint32_t> xdp_len;  // frame lengths before xfrm
+  // Per batch read ahead: what xfrm keeps, and the frame lengths before xfrm.
+  std::vector<std::vector<uint8_t>> keep(ahead);
+  std::vector<std::vector<uint32_t>> xdp_len(ahead);
   // Compile now, outside the timed batches.
   if (gpu && opts.pcap_clock)
     throw Error("--pcap-clock: not supported on " + std::string(gpu->name()) +
@@ -368,19 +369,19 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     b.b.count = n;
     return n;
   };
-  // Writes batch `b`'s packets out by verdict and counts them.
-  auto output = [&](device::BatchStore& b) {
+  // Writes batch q's packets out by verdict and counts them.
+  auto output = [&](uint32_t q) {
+    device::BatchStore& b = *stores[q];
     const uint32_t n = b.b.count;
-    if (opts.xfrm) xdp_len.assign(b.b.data_len, b.b.data_len + n), opts.xfrm->run(b.b, n, keep);
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t verdict = b.b.verdict[i];
       const uint32_t v = verdict <= uint32_t(XDP_REDIRECT) ? verdict : uint32_t(XDP_ABORTED);
       std::span<const uint8_t> out(b.slot(i) + b.b.data_off[i], b.b.data_len[i]);
       ++res.verdict_packets[v];
-      res.verdict_bytes[v] += opts.xfrm ? xdp_len[i] : b.b.data_len[i];  // as XDP left it
+      res.verdict_bytes[v] += opts.xfrm ? xdp_len[q][i] : b.b.data_len[i];  // as XDP left it
       if (b.b.fault[i] < 8) ++res.faults[b.b.fault[i]];
       if (!ports.empty()) ++res.ports[port_of[i]].rx;
-      if (opts.xfrm && !keep[i]) continue;  // dropped by xfrm after XDP_PASS
+      if (opts.xfrm && !keep[q][i]) continue;  // dropped by xfrm after XDP_PASS
       if (all) all->write(out, b.clock()[i]);
       if (by[v]) by[v]->write(out, b.clock()[i]);
       if (!ports.empty()) send(i, v, out);
@@ -418,8 +419,13 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
           whole[cpu].packets += stores[q]->b.count;
         }
       });
+    for (uint32_t q = 0; opts.xfrm && q < filled; ++q) {  // ESP after XDP, batch by batch
+      device::Batch& b = stores[q]->b;
+      xdp_len[q].assign(b.data_len, b.data_len + b.count);
+      opts.xfrm->run(b, b.count, keep[q]);
+    }
     res.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (uint32_t q = 0; q < filled; ++q) output(*stores[q]);
+    for (uint32_t q = 0; q < filled; ++q) output(q);
     pending = 0;
     if (opts.progress) {
       auto now = std::chrono::steady_clock::now();

@@ -300,6 +300,28 @@ TEST(Run, BatchesReadAheadPerWorkerWriteWhatOneWorkerWrites) {
   }
 }
 
+// --xfrm after XDP on batches read ahead: ESP runs batch by batch in capture order (sequence
+// numbers, IVs from the SA's counter), so 2 workers and batches of 16 write the ESP frames and
+// counters of 1 worker.
+TEST(Run, EspAfterBatchesReadAheadIsWhatOneWorkerWrites) {
+  const std::string base = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/proto_count.o -r " +
+                           KNOD_PCAP_DIR + "/iperf3-udp.pcap --xfrm " + KNOD_EXAMPLE_SRC_DIR +
+                           "/../xfrm/run_after_xdp.conf --xfrm-dir out --batch 16";
+  std::string out[2], xfrm[2];
+  for (uint32_t w = 1; w <= 2; ++w) {
+    const std::string dir = temp_dir();
+    Result r = knod("run " + base + " --workers " + std::to_string(w) + " -w " + dir +
+                    "/out.pcap --stats " + dir + "/s.json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    out[w - 1] = read_file(dir + "/out.pcap");
+    xfrm[w - 1] = nlohmann::json::parse(read_file(dir + "/s.json"))["xfrm"].dump();
+  }
+  EXPECT_GT(out[0].size(), 134u * 60) << "134 ESP frames";
+  EXPECT_EQ(out[0], out[1]);
+  EXPECT_NE(xfrm[0], "null");
+  EXPECT_EQ(xfrm[0], xfrm[1]);
+}
+
 // `knod jit --slot-loop`: the module knod run compiles for the CPU device, the per-packet loop
 // (<name>_slots) with the program's body inlined; none at -O0 (the device loops in knod).
 TEST(Jit, SlotLoopShowsTheLoopWithTheBodyInlined) {

@@ -134,6 +134,31 @@ TEST(CpuDevice, ForRunsRunsEverySlotOfEveryRunOnceAndInRunOrder) {
   EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24}));
 }
 
+// Few heavy items (a whole batch each, as knod run's read-ahead): a worker that was once far
+// behind (its item slept 3 ms: a pace at the 4x cap) still gets a share of 2 items, measures its
+// pace again and runs items in the runs after. Before, its share rounded to 0 items for good.
+TEST(CpuDevice, AWorkerOnceBehindStillGetsItemsWhenThereAreFew) {
+  CpuDevice dev(CpuOptions{2, 1});
+  const auto spin = [] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  for (int k = 0; k < 3; ++k) dev.for_chunks(2, 1, [&](uint32_t, uint32_t, uint32_t) { spin(); });
+  const uint64_t before = dev.stats().items[1];
+  dev.for_chunks(2, 1, [&](uint32_t, uint32_t, uint32_t cpu) {
+    if (cpu == 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    else
+      spin();
+  });
+  if (dev.stats().items[1] == before) GTEST_SKIP() << "worker 1 did not join the slow run";
+  const uint64_t slow = dev.stats().items[1];
+  for (int run = 0; run < 40; ++run)
+    dev.for_chunks(2, 1, [&](uint32_t, uint32_t, uint32_t) { spin(); });
+  EXPECT_GT(dev.stats().items[1], slow) << "worker 1 ran no item in 40 runs of 2";
+}
+
 // Claims shrink as a slice drains (guided self-scheduling), so the workers finish close
 // together: 1024 items, chunk 64, 2 workers would be 16 claims of 64 with fixed claims; the
 // guided claims are a quarter of what is left, at least 8, so there are more of them and the

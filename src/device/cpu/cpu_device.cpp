@@ -416,6 +416,11 @@ struct CpuDevice::Pool {
                  : std::min<uint64_t>(uint64_t(double(count) * cum / total + 0.5) / fine * fine,
                                       count);
         hi = std::max(hi, lo);
+        // Every worker at least `fine` items where there are enough: one given none measures
+        // no pace, and its old pace would keep it idle job after job (a batch an item, 2
+        // workers: a pace 3x behind rounded its share to 0; session 24).
+        if (count >= uint64_t(workers) * fine)
+          hi = std::min(std::max(hi, lo + fine), count - uint64_t(workers - w - 1) * fine);
       }
       // A stream: the slice's items are its slots in every run (call()).
       const uint64_t r = job_runs, items = (r * lo) << 32 | (r * hi);
@@ -480,7 +485,7 @@ struct CpuDevice::Pool {
       for (int i = 0; (i < kSpin || stream_more.load(std::memory_order_relaxed)) &&
                       generation.load(std::memory_order_acquire) == seen &&
                       !stop.load(std::memory_order_relaxed) && !nap.load(std::memory_order_relaxed);
-           ++i)
+           i += i < kSpin)
         cpu_relax();
       if (generation.load(std::memory_order_acquire) == seen) {
         std::unique_lock lock(mu);

@@ -62,7 +62,7 @@ using Clock = std::chrono::steady_clock;
 struct BenchArgs {
   std::vector<std::string> specs;  ///< OBJ or OBJ:PROG
   std::string prog, pcap, map_load, examples, pcap_dir, device = "interp,cpu";
-  uint32_t repeat = 1000, workers = 0, chunk = 256, max_packets = 16384, min_batch = 1024;
+  uint32_t repeat = 1000, workers = 0, max_packets = 16384, min_batch = 1024;
   uint32_t rounds = 3;  ///< each cell: the fastest of this many rounds of `repeat` runs
   bool vs_kernel = false, reset = false;
 };
@@ -208,7 +208,8 @@ class Column {
         obj_(load(c, workers)),
         rt_(obj_, c.prog, runtime_options(workers)),
         pk_(c.pcap, a.max_packets, a.min_batch),
-        dev_(knod::device::CpuOptions{workers, a.chunk, true, one_cpu(), rt_.order_free()}),
+        dev_(knod::device::CpuOptions{workers, knod::device::CpuOptions{}.chunk, true, one_cpu(),
+                                      rt_.order_free()}),
         cpu_clock_(workers == 1) {
     ex_ = knod::cli::make_executor(device);  // as knod run: interp, or the JIT for xdp_md
     if (auto* jit = dynamic_cast<knod::jit::JitExecutor*>(ex_.get())) {
@@ -703,8 +704,6 @@ KNOD_COMMAND(bench) {
   c->add_option("--workers", a->workers,
                 "threads for jit-N and, with --xfrm, knod-N (default: all cores)")
       ->check(CLI::Range(1u, 1024u));
-  c->add_option("--chunk", a->chunk, "packets a CPU worker claims at a time")
-      ->check(CLI::Range(1u, 1u << 20));
   c->add_option("--repeat", a->repeat, "runs of every packet (kernel: test_run repeat)")
       ->check(CLI::Range(1u, 1u << 24));
   c->add_option("--rounds", a->rounds,

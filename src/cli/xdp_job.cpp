@@ -249,6 +249,10 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     stores.push_back(std::make_unique<device::BatchStore>(
         cap, gpu ? device::kFrameSize : device::kSlotPitch));  // GPU: one frame a slot
   device::BatchStore& st = *stores[0];
+  // Between two rounds of batches the caller writes and reads the capture (a few hundred us):
+  // the threads poll through it, else each would join the next round asleep, ~40 us late, and
+  // find its batch taken by the caller (CpuDevice::run(): a late owner's slice).
+  if (ahead > 1) dev.busy_poll(true);
   // Per worker: the batches and packets it ran whole (CpuStats counts a batch as one item).
   struct alignas(64) Whole {
     uint64_t batches = 0, packets = 0;
@@ -286,10 +290,10 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     return false;
   };
   // Ports: XDP_TX back into the frame's port; XDP_REDIRECT to a port's ifindex into that port.
-  auto send = [&](uint32_t i, uint32_t v, std::span<const uint8_t> out) {
+  auto send = [&](const device::Batch& b, uint32_t i, uint32_t v, std::span<const uint8_t> out) {
     uint32_t to = port_of[i];
     if (v == XDP_REDIRECT) {
-      const uint64_t r = st.b.redirect[i];
+      const uint64_t r = b.redirect[i];
       to = UINT32_MAX;
       if (device::redirect_kind(r) == device::RedirectKind::kIfindex)
         for (uint32_t p = 0; p < res.ports.size(); ++p)
@@ -384,7 +388,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       if (opts.xfrm && !keep[q][i]) continue;  // dropped by xfrm after XDP_PASS
       if (all) all->write(out, b.clock()[i]);
       if (by[v]) by[v]->write(out, b.clock()[i]);
-      if (!ports.empty()) send(i, v, out);
+      if (!ports.empty()) send(b.b, i, v, out);
     }
     for (io::Port* p : ports) p->flush();
     res.packets += n;

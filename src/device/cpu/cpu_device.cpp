@@ -24,6 +24,11 @@ inline void cpu_relax() {
 /// Pause-loop iterations a waiting thread polls before it sleeps (~20-50 us): back-to-back
 /// batches start without a futex wake-up, an idle device sleeps.
 constexpr int kSpin = 2000;
+/// Pause-loop iterations a thread polls for the next job while a for_runs stream has jobs left
+/// or the caller asked for busy polling (CpuDevice::busy_poll), before it sleeps all the same
+/// (~2-5 ms): a caller gone for longer (reading a file, another process on its CPU) does not
+/// keep the thread spinning, nor a thread with more workers than CPUs its CPU from the others.
+constexpr int kBusySpin = 100000;
 /// Smallest claim (items) once a slice is nearly done: per-claim setup stays small next to
 /// the packets it covers.
 constexpr uint64_t kMinClaim = 8;
@@ -120,6 +125,11 @@ struct CpuDevice::Pool {
   /// caller's, it slept, and each job then began with a futex wake-up: ~16 us on the caller and
   /// ~40 us before the thread joined, a third of a 32-run job of a 5 ns program; session 24).
   std::atomic<bool> stream_more{false};
+  /// CpuDevice::busy_poll: threads poll for the next job up to kBusySpin pauses (as stream_more).
+  std::atomic<bool> busy{false};
+  /// fail() was called in the current job: take_over() stops (its items are claimed already, so
+  /// emptying the slices does not stop it).
+  std::atomic<bool> failed{false};
   /// Threads blocked (or about to block) on start_cv, and whether the caller blocks on done_cv:
   /// a run takes `mu` and notifies only when somebody sleeps, so that back-to-back runs with
   /// polling threads touch no mutex (each would be an atomic read-modify-write and a line
@@ -306,6 +316,7 @@ struct CpuDevice::Pool {
   void fail() {
     std::lock_guard lock(mu);
     if (!error) error = std::current_exception();
+    failed.store(true, std::memory_order_relaxed);
     for (uint32_t w = 0; w < workers; ++w) slices[w].range.store(0);
   }
 
@@ -325,39 +336,53 @@ struct CpuDevice::Pool {
 
   /// Runs what is left of worker `owner`'s slice (`r`: its range as last read) on worker
   /// `cpu`, a quarter at a time: from the end the owner walks toward where the workers walk
-  /// apart, else from the front.
-  void take_rest(uint32_t owner, uint64_t& r, uint64_t least, uint64_t most, uint32_t cpu) {
+  /// apart, else from the front. Returns whether it ran any.
+  bool take_rest(uint32_t owner, uint64_t& r, uint64_t least, uint64_t most, uint32_t cpu) {
     if (stream()) return take_over(slices[owner], r, most, cpu);
-    while (take_from(slices[owner], r, !walk_apart || backward(owner), 4, least, most, cpu)) {
-    }
+    bool took = false;
+    while (take_from(slices[owner], r, !walk_apart || backward(owner), 4, least, most, cpu))
+      took = true;
+    return took;
   }
 
   /// take_rest() in a stream: claims all that is left of slice `s` at once (its owner claims
   /// nothing more), then runs it in claims of at most `most` items, in run order. A slot's
   /// run may start only after its previous run returned: items less than a run (slot_len)
   /// past the owner's claim in flight (at most `most` items before the front) wait for it
-  /// (Slice::running) first.
-  void take_over(Slice& s, uint64_t& r, uint64_t most, uint32_t cpu) {
-    uint64_t front, back;
+  /// (Slice::running) first. Returns whether it took the slice.
+  bool take_over(Slice& s, uint64_t& r, uint64_t most, uint32_t cpu) {
+    uint64_t front, back, safe;
     for (;;) {
       front = uint32_t(r >> 32), back = uint32_t(r);
-      if (front >= back) return;
+      if (front >= back) return false;
+      safe = std::max(front, front + s.slot_len - std::min<uint64_t>(most, s.slot_len));
+      // The owner has a claim in flight and the first piece would wait for it (a slice of a
+      // slot or a few, e.g. a batch an item): left to the owner, as taking it over would only
+      // wait as long and then run the rest here while the owner idles. The caller's watch()
+      // looks again. (A claim the owner makes after this load makes the compare-exchange fail.)
+      if (front + std::min(most, back - front) > safe && s.running.load(std::memory_order_acquire))
+        return false;
       if (s.range.compare_exchange_weak(r, back << 32 | back, std::memory_order_acq_rel,
                                         std::memory_order_relaxed))
         break;
     }
-    const uint64_t safe =
-        std::max(front, front + s.slot_len - std::min<uint64_t>(most, s.slot_len));
-    for (uint64_t j = front; j < back;) {
+    for (uint64_t j = front; j < back && !failed.load(std::memory_order_relaxed);) {
       const uint64_t n = std::min(most, back - j);
-      if (j + n > safe)
-        while (s.running.load(std::memory_order_acquire)) cpu_relax();
+      if (j + n > safe) {  // a slot's next run waits for its previous one (the owner's claim)
+        for (int i = 0; s.running.load(std::memory_order_acquire); ++i) {
+          if (i < kSpin)
+            cpu_relax();
+          else
+            std::this_thread::yield();  // the owner may need this CPU (workers > CPUs)
+        }
+      }
       call(s, uint32_t(j), uint32_t(j + n), cpu);
       tally[cpu].items.store(tally[cpu].items.load(std::memory_order_relaxed) + n,
                              std::memory_order_relaxed);
       j += n;
     }
     r = s.range.load(std::memory_order_relaxed);
+    return true;
   }
 
   /// The caller, the job closed with fewer threads joined than there are: runs the slices
@@ -369,6 +394,7 @@ struct CpuDevice::Pool {
     for (uint32_t w = 1; w < workers; ++w) {
       uint64_t r = slices[w].range.load(std::memory_order_relaxed);
       if (r != slices[w].start.load(std::memory_order_relaxed)) continue;
+      if (uint32_t(r >> 32) >= uint32_t(r)) continue;  // an empty slice is not late
       ++late;
       try {
         take_rest(w, r, least, most, 0);
@@ -466,12 +492,16 @@ struct CpuDevice::Pool {
         if (first || r != seen[w].range) {
           seen[w] = {r, now};
         } else if (std::chrono::duration<double, std::nano>(now - seen[w].at).count() > stall_ns) {
-          ++stalls;
+          bool took = true;
           try {
-            take_rest(w, r, least, most, 0);
+            took = take_rest(w, r, least, most, 0);
           } catch (...) {
             fail();
           }
+          if (took)
+            ++stalls;
+          else  // left to its owner (take_over()): no look at its line for another stall_ns
+            seen[w] = {r, now};
         }
       }
       first = false;
@@ -482,10 +512,12 @@ struct CpuDevice::Pool {
   void work(uint32_t cpu) {
     uint64_t seen = 0;
     for (;;) {
-      for (int i = 0; (i < kSpin || stream_more.load(std::memory_order_relaxed)) &&
-                      generation.load(std::memory_order_acquire) == seen &&
-                      !stop.load(std::memory_order_relaxed) && !nap.load(std::memory_order_relaxed);
-           i += i < kSpin)
+      for (int i = 0;
+           (i < kSpin || (i < kBusySpin && (stream_more.load(std::memory_order_relaxed) ||
+                                            busy.load(std::memory_order_relaxed)))) &&
+           generation.load(std::memory_order_acquire) == seen &&
+           !stop.load(std::memory_order_relaxed) && !nap.load(std::memory_order_relaxed);
+           ++i)
         cpu_relax();
       if (generation.load(std::memory_order_acquire) == seen) {
         std::unique_lock lock(mu);
@@ -536,6 +568,10 @@ CpuDevice::~CpuDevice() {
 
 void CpuDevice::idle() {
   pool_->nap.store(true, std::memory_order_relaxed);
+}
+
+void CpuDevice::busy_poll(bool on) {
+  pool_->busy.store(on, std::memory_order_relaxed);
 }
 
 CpuStats CpuDevice::stats() const {
@@ -608,6 +644,7 @@ void CpuDevice::run_job(uint32_t count, uint32_t chunk, uint32_t runs, uint32_t 
   p.ctx = ctx;
   p.job_chunk = chunk ? chunk : p.chunk;
   p.error = nullptr;
+  p.failed.store(false, std::memory_order_relaxed);
   p.split(count, p.job_chunk);
   const bool helpers = !p.threads.empty();
   if (helpers) {

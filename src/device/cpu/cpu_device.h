@@ -89,6 +89,13 @@ class CpuDevice {
   /// for the next run (~20-50 us of a core each), e.g. while other work takes the cores. The
   /// next run wakes them (a futex wake-up, a few us later than from polling).
   void idle();
+  /// Busy polling (as the kernel's SO_BUSY_POLL): between runs the worker threads poll for the
+  /// next one for up to ~2-5 ms (100000 pauses) instead of ~20-50 us before they sleep, for a
+  /// caller that does a few hundred us of its own work between runs (knod run reading and
+  /// writing a capture): a thread asleep joins a run ~40 us after it starts, by when the caller
+  /// may have taken its items (a late owner's, run()). Costs a core each while on; idle() still
+  /// puts the threads to sleep at once.
+  void busy_poll(bool on);
   /// Counters since construction. Call between runs (not during one).
   CpuStats stats() const;
   /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.
@@ -118,14 +125,14 @@ class CpuDevice {
   /// slots (cut as run()'s) run after run without waiting for the other
   /// workers between runs: no barrier per run, only one at the end (the kernel's CPUs, each
   /// on its own receive queue, wait for nobody either). A worker runs its slots in increasing
-  /// run order, so runs may share buffers (knod bench's workers each rerun their batch); a slot of
-  /// two runs may run at once on two workers only where a stalled or late owner's items are taken
-  /// over (run()'s rules). Jobs of at most 32 runs, the home slices re-cut between two from the
-  /// workers' paces; a thread polls between the jobs of a stream. Claims of at most `chunk`
-  /// items (0: the device's). A worker that walks down (backward()) gets each run's slots
-  /// mirrored, its runs still in order: [begin, end) is best run from end - 1 down;
-  /// continues() is false throughout (a claim may end where a run does). Returns when all
-  /// calls returned; exceptions as run().
+  /// run order, so runs may share buffers (knod bench's workers each rerun their batch); two runs
+  /// of a slot never overlap, also where a stalled or late owner's items are taken over (run()'s
+  /// rules; the helper waits for the owner's claim in flight). Jobs of at most 32 runs, the home
+  /// slices re-cut between two from the workers' paces; a thread polls between the jobs of a
+  /// stream. Claims of at most `chunk` items (0: the device's). A worker that walks down
+  /// (backward()) gets each run's slots mirrored, its runs still in order: [begin, end) is best run
+  /// from end - 1 down; continues() is false throughout (a claim may end where a run does). Returns
+  /// when all calls returned; exceptions as run().
   template <class F>
   void for_runs(uint32_t runs, uint32_t count, uint32_t chunk, F&& fn) {
     auto call = [](void* f, uint32_t run, uint32_t lo, uint32_t hi, uint32_t cpu) {

@@ -395,12 +395,13 @@ struct CpuDevice::Pool {
       uint64_t r = slices[w].range.load(std::memory_order_relaxed);
       if (r != slices[w].start.load(std::memory_order_relaxed)) continue;
       if (uint32_t(r >> 32) >= uint32_t(r)) continue;  // an empty slice is not late
-      ++late;
+      bool took = true;
       try {
-        take_rest(w, r, least, most, 0);
+        took = take_rest(w, r, least, most, 0);  // declined: its owner joined and is claiming
       } catch (...) {
         fail();
       }
+      if (took) ++late;
     }
   }
 
@@ -445,8 +446,10 @@ struct CpuDevice::Pool {
         // Every worker at least `fine` items where there are enough: one given none measures
         // no pace, and its old pace would keep it idle job after job (a batch an item, 2
         // workers: a pace 3x behind rounded its share to 0; session 24).
-        if (count >= uint64_t(workers) * fine)
-          hi = std::min(std::max(hi, lo + fine), count - uint64_t(workers - w - 1) * fine);
+        // Cut on multiples of fine (lo is one) except at the end.
+        if (count >= uint64_t(workers) * fine && w + 1 < workers)
+          hi = std::min(std::max(hi, lo + fine),
+                        (count - uint64_t(workers - w - 1) * fine) / fine * fine);
       }
       // A stream: the slice's items are its slots in every run (call()).
       const uint64_t r = job_runs, items = (r * lo) << 32 | (r * hi);
@@ -477,7 +480,10 @@ struct CpuDevice::Pool {
     bool items_left = true;  // at the last look
     for (uint64_t i = 0; items_left || i < kSpin; ++i) {
       if (!active()) return true;
-      cpu_relax();
+      if (i < kBusySpin)
+        cpu_relax();
+      else  // ms on: an owner left to finish its claim (take_over()) may need this CPU
+        std::this_thread::yield();
       if (i % kPollSpin) continue;
       const auto now = Clock::now();
       if (std::chrono::duration<double, std::nano>(now - (first ? begin : looked)).count() <

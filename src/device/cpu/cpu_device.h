@@ -52,7 +52,7 @@ struct CpuOptions {
 /// work was shared, and how often the caller had to run a worker's slice for it.
 struct CpuStats {
   uint64_t runs = 0;    ///< runs with more than one worker and at least one item
-  uint64_t late = 0;    ///< home slices the caller ran because their worker had not joined the run
+  uint64_t late = 0;    ///< home slices the caller ran because their worker had not started on them
   uint64_t stalls = 0;  ///< home slices the caller finished for a worker that stopped claiming
   /// Items (packets, crypto ops; whole batches where a caller makes a batch one item, as
   /// `knod run`'s read-ahead and `knod bench`'s jit-N do) each worker ran, by cpu index.

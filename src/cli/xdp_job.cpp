@@ -253,10 +253,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   // the threads poll through it, else each would join the next round asleep, ~40 us late, and
   // find its batch taken by the caller (CpuDevice::run(): a late owner's slice). Not with
   // --xfrm, whose crypto threads (xfrm::ThreadedEngine) share these CPUs right after each XDP
-  // round, nor with more workers than CPUs (a thread on the caller's CPU would spin through its
-  // I/O).
-  if (ahead > 1 && !opts.xfrm && dev.workers() <= device::allowed_cpus().size())
-    dev.busy_poll(true);
+  // round.
+  if (ahead > 1 && !opts.xfrm) dev.busy_poll(true);
   // Per worker: the batches and packets it ran whole (CpuStats counts a batch as one item).
   struct alignas(64) Whole {
     uint64_t batches = 0, packets = 0;

@@ -385,6 +385,17 @@ struct CpuDevice::Pool {
     return true;
   }
 
+  /// The caller runs what is left of worker `owner`'s slice (take_rest()): whether it took
+  /// any (an error taken counts, kept by fail()).
+  bool rescue(uint32_t owner, uint64_t& r, uint64_t least, uint64_t most) {
+    try {
+      return take_rest(owner, r, least, most, 0);
+    } catch (...) {
+      fail();
+      return true;
+    }
+  }
+
   /// The caller, the job closed with fewer threads joined than there are: runs the slices
   /// whose owners have not started on them (a thread that did not join never will). Slices of
   /// light items, which claim() left to run_raw so that the caller reads no range while its
@@ -395,13 +406,7 @@ struct CpuDevice::Pool {
       uint64_t r = slices[w].range.load(std::memory_order_relaxed);
       if (r != slices[w].start.load(std::memory_order_relaxed)) continue;
       if (uint32_t(r >> 32) >= uint32_t(r)) continue;  // an empty slice is not late
-      bool took = true;
-      try {
-        took = take_rest(w, r, least, most, 0);  // declined: its owner joined and is claiming
-      } catch (...) {
-        fail();
-      }
-      if (took) ++late;
+      if (rescue(w, r, least, most)) ++late;           // declined: its owner joined and is claiming
     }
   }
 
@@ -498,13 +503,7 @@ struct CpuDevice::Pool {
         if (first || r != seen[w].range) {
           seen[w] = {r, now};
         } else if (std::chrono::duration<double, std::nano>(now - seen[w].at).count() > stall_ns) {
-          bool took = true;
-          try {
-            took = take_rest(w, r, least, most, 0);
-          } catch (...) {
-            fail();
-          }
-          if (took)
+          if (rescue(w, r, least, most))
             ++stalls;
           else  // left to its owner (take_over()): no look at its line for another stall_ns
             seen[w] = {r, now};
@@ -577,7 +576,9 @@ void CpuDevice::idle() {
 }
 
 void CpuDevice::busy_poll(bool on) {
-  pool_->busy.store(on, std::memory_order_relaxed);
+  // Not with more workers than CPUs: a thread sharing the caller's CPU would spin through the
+  // caller's own work.
+  pool_->busy.store(on && pool_->workers <= allowed_cpus().size(), std::memory_order_relaxed);
 }
 
 CpuStats CpuDevice::stats() const {

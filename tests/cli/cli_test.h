@@ -38,4 +38,9 @@ std::string udp_frame(size_t size);
 /// checksums, the payload back) within 10 s. gtest assertions (ping.cpp).
 void expect_echo_replies(const std::string& to_addr, const std::string& tag);
 
+/// Sends `n` Ethernet frames of 60 bytes (EtherType 0x88b5, local experimental; bytes 14-15
+/// the frame's number) out of interface `dev` from a packet socket: to knod at the far end of
+/// a TAP, or into a veth's peer. gtest assertions (ping.cpp).
+void send_frames(const std::string& dev, int n);
+
 }  // namespace knod::cli_test

@@ -1,5 +1,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -49,6 +51,22 @@ void expect_echo_replies(const std::string& to_addr, const std::string& tag) {
     EXPECT_EQ(got[26], 0);
     EXPECT_EQ(got[27], seq);
     EXPECT_EQ(std::string(reinterpret_cast<char*>(got + 28), 8), tag);
+  }
+  ::close(s);
+}
+
+void send_frames(const std::string& dev, int n) {
+  int s = ::socket(AF_PACKET, SOCK_RAW, 0);
+  ASSERT_GE(s, 0) << strerror(errno);
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_ifindex = static_cast<int>(::if_nametoindex(dev.c_str()));
+  to.sll_halen = 6;
+  uint8_t f[60] = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5};  // local exp.
+  for (int i = 0; i < n; ++i) {
+    f[14] = uint8_t(i), f[15] = uint8_t(i >> 8);
+    ASSERT_EQ(::sendto(s, f, sizeof f, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 60)
+        << strerror(errno);
   }
   ::close(s);
 }

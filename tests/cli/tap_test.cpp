@@ -31,6 +31,7 @@ using namespace std::chrono_literals;
 using knod::cli_test::knod;
 using knod::cli_test::read_file;
 using knod::cli_test::Result;
+using knod::cli_test::send_frames;
 using knod::cli_test::temp_dir;
 
 const std::string kIcmpEcho = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
@@ -175,24 +176,6 @@ TEST(RunTap, DurationAndCtrlCEndTheRunCleanly) {
            "i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.1; done; kill -INT $p; wait $p");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.err, "");
-}
-
-// `n` 60-byte frames out of interface `dev` (so to knod, at the TAP's far end) from a
-// packet socket.
-void send_frames(const std::string& dev, int n) {
-  int s = ::socket(AF_PACKET, SOCK_RAW, 0);
-  ASSERT_GE(s, 0) << strerror(errno);
-  sockaddr_ll to{};
-  to.sll_family = AF_PACKET;
-  to.sll_ifindex = static_cast<int>(::if_nametoindex(dev.c_str()));
-  to.sll_halen = 6;
-  uint8_t f[60] = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5};  // local exp.
-  for (int i = 0; i < n; ++i) {
-    f[14] = uint8_t(i), f[15] = uint8_t(i >> 8);
-    ASSERT_EQ(::sendto(s, f, sizeof f, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 60)
-        << strerror(errno);
-  }
-  ::close(s);
 }
 
 // knod on TAP `tap` (--tap `arg`, a name or a template) with --stats, stopped (SIGSTOP) while

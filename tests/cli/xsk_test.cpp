@@ -33,6 +33,7 @@ namespace {
 using knod::cli_test::knod;
 using knod::cli_test::read_file;
 using knod::cli_test::Result;
+using knod::cli_test::send_frames;
 using knod::cli_test::temp_dir;
 
 const std::string kIcmpEcho = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
@@ -184,23 +185,6 @@ pid_t start_knod(std::future<Result>& run, const std::string& args, const std::s
   return static_cast<pid_t>(std::stol(read_file(dir + "/pid")));
 }
 
-// `n` Ethernet frames of 60 bytes out of kv0 (so into kv1) from a packet socket.
-void send_frames(int n) {
-  int s = ::socket(AF_PACKET, SOCK_RAW, 0);
-  ASSERT_GE(s, 0) << strerror(errno);
-  sockaddr_ll to{};
-  to.sll_family = AF_PACKET;
-  to.sll_ifindex = static_cast<int>(::if_nametoindex("kv0"));
-  to.sll_halen = 6;
-  uint8_t f[60] = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5};  // local exp.
-  for (int i = 0; i < n; ++i) {
-    f[14] = uint8_t(i), f[15] = uint8_t(i >> 8);
-    ASSERT_EQ(::sendto(s, f, sizeof f, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 60)
-        << strerror(errno);
-  }
-  ::close(s);
-}
-
 // Ctrl-C with frames still on the RX ring: knod's program comes off, and the frames queued
 // are counted (unread), not lost. knod is stopped (SIGSTOP) while 300 frames arrive, then
 // gets SIGINT and goes on: rx + unread + kernel_dropped is every frame.
@@ -215,7 +199,7 @@ TEST(RunXsk, FramesQueuedAtAStopAreCounted) {
     GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
   ASSERT_NE(pid, 0) << why;
   ASSERT_EQ(::kill(pid, SIGSTOP), 0);
-  send_frames(300);
+  send_frames("kv0", 300);
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   ASSERT_EQ(::kill(pid, SIGCONT), 0);
   ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);

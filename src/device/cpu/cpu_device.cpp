@@ -21,6 +21,15 @@ inline void cpu_relax() {
 #endif
 }
 
+/// Step `i` of a wait that cannot sleep on a condition variable: a pause for the first `spin`
+/// steps, then a yield, so that the thread waited for gets this CPU where workers outnumber CPUs.
+inline void spin_then_yield(uint64_t i, uint64_t spin) {
+  if (i < spin)
+    cpu_relax();
+  else
+    std::this_thread::yield();
+}
+
 /// Pause-loop iterations a waiting thread polls before it sleeps (~20-50 us): back-to-back
 /// batches start without a futex wake-up, an idle device sleeps.
 constexpr int kSpin = 2000;
@@ -369,12 +378,8 @@ struct CpuDevice::Pool {
     for (uint64_t j = front; j < back && !failed.load(std::memory_order_relaxed);) {
       const uint64_t n = std::min(most, back - j);
       if (j + n > safe) {  // a slot's next run waits for its previous one (the owner's claim)
-        for (int i = 0; s.running.load(std::memory_order_acquire); ++i) {
-          if (i < kSpin)
-            cpu_relax();
-          else
-            std::this_thread::yield();  // the owner may need this CPU (workers > CPUs)
-        }
+        for (uint64_t i = 0; s.running.load(std::memory_order_acquire); ++i)
+          spin_then_yield(i, kSpin);  // the owner may need this CPU (workers > CPUs)
       }
       call(s, uint32_t(j), uint32_t(j + n), cpu);
       tally[cpu].items.store(tally[cpu].items.load(std::memory_order_relaxed) + n,
@@ -485,10 +490,8 @@ struct CpuDevice::Pool {
     bool items_left = true;  // at the last look
     for (uint64_t i = 0; items_left || i < kSpin; ++i) {
       if (!active()) return true;
-      if (i < kBusySpin)
-        cpu_relax();
-      else  // ms on: an owner left to finish its claim (take_over()) may need this CPU
-        std::this_thread::yield();
+      // ms on: an owner left to finish its claim (take_over()) may need this CPU.
+      spin_then_yield(i, kBusySpin);
       if (i % kPollSpin) continue;
       const auto now = Clock::now();
       if (std::chrono::duration<double, std::nano>(now - (first ? begin : looked)).count() <

@@ -253,7 +253,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   // the threads poll through it, else each would join the next round asleep, ~40 us late, and
   // find its batch taken by the caller (CpuDevice::run(): a late owner's slice). Not with
   // --xfrm, whose crypto threads (xfrm::ThreadedEngine) share these CPUs right after each XDP
-  // round.
+  // round; busy_poll itself declines more workers than CPUs.
   if (ahead > 1 && !opts.xfrm) dev.busy_poll(true);
   // Per worker: the batches and packets it ran whole (CpuStats counts a batch as one item).
   struct alignas(64) Whole {

@@ -10,7 +10,6 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 #include <linux/if_link.h>
-#include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>

@@ -66,6 +66,23 @@ TEST(CpuDevice, SleepingWorkersSlicesRunOnce) {
   }
 }
 
+// Busy polling (knod run with batches read ahead) needs a CPU per worker: a worker sharing the
+// caller's CPU would spin through the caller's own work. Refused beyond the affinity mask, and
+// a device that polls still runs every item once and sleeps again when told to.
+TEST(CpuDevice, BusyPollOnlyWithACpuPerWorker) {
+  const auto cpus = uint32_t(allowed_cpus().size());
+  if (cpus == 0) GTEST_SKIP() << "the affinity mask cannot be read";
+  CpuDevice over(CpuOptions{cpus + 1});
+  EXPECT_FALSE(over.busy_poll(true));
+  CpuDevice fits(CpuOptions{cpus});
+  EXPECT_TRUE(fits.busy_poll(true));
+  std::vector<std::atomic<uint32_t>> hits(100);
+  for (int run = 0; run < 50; ++run)
+    fits.run(100, [&](uint32_t i, uint32_t) { hits[i].fetch_add(1, std::memory_order_relaxed); });
+  for (uint32_t i = 0; i < 100; ++i) ASSERT_EQ(hits[i].load(), 50u) << i;
+  EXPECT_FALSE(fits.busy_poll(false));
+}
+
 // for_chunks (the ESP crypto stage's use): any count, including 0 and fewer items than
 // workers * chunk, any chunk; each item once per run, chunks within [0, count), worker ids
 // below workers().

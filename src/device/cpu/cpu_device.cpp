@@ -120,6 +120,7 @@ struct CpuDevice::Pool {
   static constexpr uint64_t kClosed = 1ull << 31;
   static constexpr uint64_t kActive = kClosed - 1;
   uint32_t workers = 1;
+  size_t cpus = 0;          ///< CPUs of the constructing thread's affinity mask (allowed_cpus())
   uint32_t chunk = 64;      ///< the device's default; `job_chunk` is the current job's
   bool walk_apart = false;  ///< CpuOptions::walk_apart
   std::vector<std::thread> threads;
@@ -557,6 +558,7 @@ CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->workers = opts.workers ? opts.workers : std::max(1u, std::thread::hardware_concurrency());
   pool_->chunk = std::max(1u, opts.chunk);
   pool_->walk_apart = opts.walk_apart;
+  pool_->cpus = allowed_cpus().size();
   pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
   pool_->seen = std::make_unique<Pool::Seen[]>(pool_->workers);
   pool_->tally = std::make_unique<Pool::Tally[]>(pool_->workers);
@@ -578,10 +580,12 @@ void CpuDevice::idle() {
   pool_->nap.store(true, std::memory_order_relaxed);
 }
 
-void CpuDevice::busy_poll(bool on) {
+bool CpuDevice::busy_poll(bool on) {
   // Not with more workers than CPUs: a thread sharing the caller's CPU would spin through the
   // caller's own work.
-  pool_->busy.store(on && pool_->workers <= allowed_cpus().size(), std::memory_order_relaxed);
+  const bool polls = on && pool_->workers <= pool_->cpus;
+  pool_->busy.store(polls, std::memory_order_relaxed);
+  return polls;
 }
 
 CpuStats CpuDevice::stats() const {

@@ -94,8 +94,10 @@ class CpuDevice {
   /// caller that does a few hundred us of its own work between runs (knod run reading and
   /// writing a capture): a thread asleep joins a run ~40 us after it starts, by when the caller
   /// may have taken its items (a late owner's, run()). Costs a core each while on; idle() still
-  /// puts the threads to sleep at once. No effect with more workers than allowed CPUs.
-  void busy_poll(bool on);
+  /// puts the threads to sleep at once. Refused (polling stays off) with more workers than CPUs
+  /// in the affinity mask of the thread that built the device (CpuOptions::pin's mask), or an
+  /// unreadable mask. Returns whether the threads now busy poll.
+  bool busy_poll(bool on);
   /// Counters since construction. Call between runs (not during one).
   CpuStats stats() const;
   /// Calls fn(i, cpu) once for every i in [0, count) and returns when all calls returned.

@@ -75,14 +75,13 @@ constexpr int kPollSpin = 16;
 constexpr double kWatchNs = 1000;
 using Clock = std::chrono::steady_clock;
 
-/// Worker k > 0 runs only on the k-th CPU (mod their number) of the constructing thread's
+/// Worker k > 0 runs only on the k-th CPU (mod their number) of `ids`, the constructing thread's
 /// affinity mask, as DPDK and VPP pin their worker cores. Unpinned, the scheduler may wake a
 /// helper on the caller's CPU, where it waits for the caller's time slice until a balancer
 /// moves it (icmp_echo on 2 workers, each timing its own half: an unpinned helper's best round
 /// took 20-23 ns/packet in 2 of 4 runs, against 13.6-15.2 pinned). The caller stays where it
 /// is. Best effort: a failure leaves the thread unpinned.
-void pin_helpers(std::vector<std::thread>& threads, int caller_cpu) {
-  std::vector<int> ids = allowed_cpus();
+void pin_helpers(std::vector<std::thread>& threads, std::vector<int> ids, int caller_cpu) {
   if (ids.empty()) return;
   // The caller's CPU goes last: a helper pinned where the caller runs would share that CPU
   // with it until the balancer moves the caller (2 vCPUs, caller on the helper's CPU: the
@@ -558,13 +557,14 @@ CpuDevice::CpuDevice(CpuOptions opts) : pool_(std::make_unique<Pool>()) {
   pool_->workers = opts.workers ? opts.workers : std::max(1u, std::thread::hardware_concurrency());
   pool_->chunk = std::max(1u, opts.chunk);
   pool_->walk_apart = opts.walk_apart;
-  pool_->cpus = allowed_cpus().size();
+  const std::vector<int> cpus = allowed_cpus();  // the constructing thread's mask
+  pool_->cpus = cpus.size();
   pool_->slices = std::make_unique<Pool::Slice[]>(pool_->workers);
   pool_->seen = std::make_unique<Pool::Seen[]>(pool_->workers);
   pool_->tally = std::make_unique<Pool::Tally[]>(pool_->workers);
   for (uint32_t cpu = 1; cpu < pool_->workers; ++cpu)
     pool_->threads.emplace_back([this, cpu] { pool_->work(cpu); });
-  if (opts.pin) pin_helpers(pool_->threads, opts.caller_cpu);
+  if (opts.pin) pin_helpers(pool_->threads, cpus, opts.caller_cpu);
 }
 
 CpuDevice::~CpuDevice() {

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -175,18 +176,23 @@ void apply_map_preload(const MapPreload& preload, const loader::Object& obj,
   }
 }
 
-std::map<std::vector<uint8_t>, std::vector<uint8_t>> map_contents(maps::Map& m) {
-  std::map<std::vector<uint8_t>, std::vector<uint8_t>> out;
+std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> map_entries(maps::Map& m) {
+  std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> out;
   if (!has_entries(m.def().type)) return out;
   std::vector<uint8_t> key(m.def().key_size), next(m.def().key_size), value(m.user_value_size());
   const void* prev = nullptr;
   // Bounded: a map never holds more than max_entries keys.
   for (uint64_t n = 0; n <= m.def().max_entries && m.get_next_key(prev, next.data()) == 0; ++n) {
-    if (m.user_lookup(next.data(), value.data()) == 0) out[next] = value;
+    if (m.user_lookup(next.data(), value.data()) == 0) out.emplace_back(next, value);
     key = next;
     prev = key.data();
   }
   return out;
+}
+
+std::map<std::vector<uint8_t>, std::vector<uint8_t>> map_contents(maps::Map& m) {
+  std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> e = map_entries(m);
+  return {std::make_move_iterator(e.begin()), std::make_move_iterator(e.end())};
 }
 
 nlohmann::json dump_maps_json(const loader::Object& obj) {
@@ -200,7 +206,7 @@ nlohmann::json dump_maps_json(const loader::Object& obj) {
                          {"value_size", d.value_size},
                          {"max_entries", d.max_entries}};
     nlohmann::json entries = nlohmann::json::array();
-    for (const auto& [k, v] : map_contents(m)) {
+    for (const auto& [k, v] : map_entries(m)) {
       nlohmann::json e = {{"key", hex_list(k.data(), k.size())}};
       if (is_per_cpu(d.type)) {
         size_t stride = (d.value_size + 7) / 8 * 8;

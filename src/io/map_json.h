@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loader/object.h"
@@ -42,8 +43,13 @@ std::vector<uint8_t> parse_hex(const std::string& hex);
 /// PROG_ARRAY values are program indices; RINGBUF/PERF_EVENT_ARRAY/QUEUE/STACK list no entries.
 nlohmann::json dump_maps_json(const loader::Object& obj);
 
-/// One map's contents: key bytes → user-side value bytes (per-CPU: ncpus slots of
-/// round_up(value_size, 8)).
+/// One map's entries, key bytes and user-side value bytes (per-CPU: ncpus slots of
+/// round_up(value_size, 8)), in BPF_MAP_GET_NEXT_KEY order: the order in which `bpftool map
+/// dump` lists a kernel map's (an ARRAY by index, an LPM_TRIE in post-order,
+/// kernel/bpf/lpm_trie.c). At most max_entries entries.
+std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> map_entries(maps::Map& map);
+
+/// The same entries by key bytes, for comparing two maps' contents.
 std::map<std::vector<uint8_t>, std::vector<uint8_t>> map_contents(maps::Map& map);
 
 }  // namespace knod::io

@@ -1,8 +1,11 @@
 // `knod prog list/dump`, `knod map list/dump`, `--max-entries`, checked against libbpf's
 // view of the same object (bpf_object__open: what bpftool would load) and against the
 // packet counts of the bundled captures (examples/pcap/README.md).
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -199,6 +202,82 @@ TEST(MapDump, JsonIsTheRunDumpFormat) {
   EXPECT_EQ(j[1]["name"], "stats");
   ASSERT_EQ(j[1]["entries"].size(), 4u);               // an array has every key
   EXPECT_TRUE(j[1]["entries"][0].contains("values"));  // per-CPU
+}
+
+/// "180000000a006400": a preload file's key.
+std::string hex(const std::vector<uint8_t>& b) {
+  std::string s;
+  for (uint8_t c : b) s += fmt::format("{:02x}", c);
+  return s;
+}
+
+/// ["0x18", "0x00", ...]: a key as `knod map dump -j` (and `bpftool map dump -j`) writes it.
+std::vector<std::string> hex_bytes(const std::vector<uint8_t>& b) {
+  std::vector<std::string> s;
+  for (uint8_t c : b) s.push_back(fmt::format("0x{:02x}", c));
+  return s;
+}
+
+/// The keys a kernel map of `type` lists (BPF_MAP_GET_NEXT_KEY, as `bpftool map dump`) after
+/// `keys` were added in that order; none, and `why` set, when bpf() refuses the map.
+std::vector<std::string> kernel_order(bpf_map_type type, uint32_t key_size, uint32_t value_size,
+                                      uint32_t max_entries, uint32_t flags,
+                                      const std::vector<std::vector<uint8_t>>& keys,
+                                      std::string& why) {
+  LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
+  int fd = bpf_map_create(type, "knod_order", key_size, value_size, max_entries, &o);
+  if (fd < 0) {
+    why = std::string("bpf(BPF_MAP_CREATE) refused: ") + std::strerror(errno);
+    return {};
+  }
+  std::vector<uint8_t> value(size_t(value_size) * 64, 1);  // per-CPU too
+  for (const auto& k : keys) EXPECT_EQ(bpf_map_update_elem(fd, k.data(), value.data(), 0), 0);
+  std::vector<std::string> order;
+  std::vector<uint8_t> prev(key_size), next(key_size);
+  for (const void* p = nullptr; bpf_map_get_next_key(fd, p, next.data()) == 0; p = prev.data()) {
+    order.push_back(nlohmann::json(hex_bytes(next)).dump());
+    prev = next;
+  }
+  close(fd);
+  return order;
+}
+
+// `knod map dump` lists keys in the order `bpftool map dump` lists the kernel's: an LPM_TRIE
+// in post-order (kernel/bpf/lpm_trie.c: more specific prefixes first), an ARRAY by index
+// (little-endian keys: index 256 after 255, not after 0). Before, knod sorted key bytes.
+TEST(MapDump, InTheKernelsOrder) {
+  const std::vector<std::vector<uint8_t>> routes = {
+      {24, 0, 0, 0, 10, 0, 100, 0},  {8, 0, 0, 0, 192, 0, 0, 0},      {16, 0, 0, 0, 192, 168, 0, 0},
+      {24, 0, 0, 0, 192, 168, 1, 0}, {24, 0, 0, 0, 192, 168, 128, 0}, {24, 0, 0, 0, 192, 168, 0, 0},
+      {32, 0, 0, 0, 10, 0, 100, 5},  {0, 0, 0, 0, 0, 0, 0, 0}};
+  std::string why, pre = R"({"maps": {"routes": [)";
+  for (size_t i = 0; i < routes.size(); ++i)
+    pre +=
+        fmt::format(R"({}{{"key": "{}", "value": "0{}000000"}})", i ? ", " : "", hex(routes[i]), i);
+  pre += "]}}";
+  std::vector<std::string> kroutes =
+      kernel_order(BPF_MAP_TYPE_LPM_TRIE, 8, 4, 16, BPF_F_NO_PREALLOC, routes, why);
+  if (kroutes.empty()) GTEST_SKIP() << why;
+  std::vector<std::string> kstats = kernel_order(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 300, 0, {}, why);
+  ASSERT_EQ(kroutes.size(), 8u);
+  ASSERT_EQ(kstats.size(), 300u);
+
+  std::string dir = temp_dir();
+  write_file(dir + "/pre.json", pre);
+  Result r = knod("map dump -j " + kCounter + " --max-entries routes=16 --max-entries stats=300" +
+                  " --map-load " + dir + "/pre.json -m routes -m stats");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  std::map<std::string, std::vector<std::string>> knod_order;
+  for (const nlohmann::json& m : j)
+    for (const nlohmann::json& e : m["entries"])
+      knod_order[m["name"].get<std::string>()].push_back(e["key"].dump());
+  EXPECT_EQ(knod_order["stats"], kstats);
+  EXPECT_EQ(knod_order["routes"], kroutes);
+  // The kernel's post-order, written out: the /32 before its /24, the /24s before their /16.
+  EXPECT_EQ(kroutes.front(), nlohmann::json(hex_bytes(routes[6])).dump());
+  EXPECT_EQ(kroutes.back(), nlohmann::json(hex_bytes(routes[7])).dump());
 }
 
 TEST(Run, PreloadedRouteDropsEverything) {

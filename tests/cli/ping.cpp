@@ -21,11 +21,20 @@ uint16_t csum(const uint8_t* p, size_t n) {  // RFC 1071
   while (s >> 16) s = (s & 0xffff) + (s >> 16);
   return uint16_t(~s);
 }
+
+/// A socket closed on every return, a failed assertion's too.
+struct Socket {
+  int fd;
+  ~Socket() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 }  // namespace
 
 void expect_echo_replies(const std::string& to_addr, const std::string& tag) {
   ASSERT_EQ(tag.size(), 8u);
-  int s = ::socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+  const Socket sock{::socket(AF_INET, SOCK_RAW, IPPROTO_ICMP)};
+  const int s = sock.fd;
   ASSERT_GE(s, 0) << strerror(errno);
   timeval tv{10, 0};
   setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -52,11 +61,11 @@ void expect_echo_replies(const std::string& to_addr, const std::string& tag) {
     EXPECT_EQ(got[27], seq);
     EXPECT_EQ(std::string(reinterpret_cast<char*>(got + 28), 8), tag);
   }
-  ::close(s);
 }
 
 void send_frames(const std::string& dev, int n) {
-  int s = ::socket(AF_PACKET, SOCK_RAW, 0);
+  const Socket sock{::socket(AF_PACKET, SOCK_RAW, 0)};
+  const int s = sock.fd;
   ASSERT_GE(s, 0) << strerror(errno);
   sockaddr_ll to{};
   to.sll_family = AF_PACKET;
@@ -68,7 +77,6 @@ void send_frames(const std::string& dev, int n) {
     ASSERT_EQ(::sendto(s, f, sizeof f, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 60)
         << strerror(errno);
   }
-  ::close(s);
 }
 
 }  // namespace knod::cli_test

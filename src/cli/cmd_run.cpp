@@ -40,6 +40,7 @@ struct RunArgs {
   std::string xfrm, xfrm_dir = "out", xfrm_engine = "openssl";  // ESP after XDP_PASS
   std::vector<std::string> map_load, max_entries;
   std::vector<std::string> tap;  // --tap NAME (repeatable) instead of -r
+  std::string pass_tap;          // --pass-tap NAME: the ports' XDP_PASS frames to the stack
   std::vector<std::string> xsk;  // --xsk IFACE[:QUEUE] (repeatable) instead of -r
   uint32_t ifindex = 1, rxq = 0, batch = 256, workers = 0;
   bool ifindex_set = false, rxq_set = false;
@@ -193,6 +194,7 @@ int run(const RunArgs& a) {
   jo.in_pcap = a.in;
   jo.in_taps = a.tap;
   jo.in_xsks = a.xsk;
+  jo.pass_tap = a.pass_tap;
   jo.max_packets = a.count;
   jo.duration_ns = static_cast<uint64_t>(a.duration * 1e9);
   const bool live = !a.tap.empty() || !a.xsk.empty();
@@ -256,6 +258,9 @@ int run(const RunArgs& a) {
                           : "");
     if (r.redirect_unsent)
       fmt::print("XDP_REDIRECT to no port (counted, not sent): {}\n", r.redirect_unsent);
+    if (!r.pass_tap.empty())
+      fmt::print("pass-tap {}: {} XDP_PASS frames to the kernel{}\n", r.pass_tap, r.passed,
+                 r.pass_refused ? fmt::format(" ({} more refused)", r.pass_refused) : "");
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
@@ -327,6 +332,8 @@ int run(const RunArgs& a) {
         s["ports"].push_back(j);
       }
       s["redirect_unsent"] = r.redirect_unsent;
+      if (!r.pass_tap.empty())
+        s["pass_tap"] = {{"name", r.pass_tap}, {"passed", r.passed}, {"refused", r.pass_refused}};
       if (!r.port_error.empty()) s["port_error"] = r.port_error;
     }
     if (a.persistent)
@@ -384,6 +391,11 @@ KNOD_COMMAND(run) {
                 "the queue's frames and sends XDP_TX frames back out of IFACE; other queues' "
                 "frames go on to the kernel. Needs root. Repeatable, with --tap too")
       ->allow_extra_args(false);
+  c->add_option("--pass-tap", a->pass_tap,
+                "--tap, --xsk: write the XDP_PASS frames (after --xfrm: what it keeps) into TAP "
+                "interface NAME, so that the host's stack receives them (AF_XDP takes a queue's "
+                "frames from the stack); a TAP knod creates gets the first port's Ethernet "
+                "address and is brought up. Needs CAP_NET_ADMIN");
   c->add_option("-c,--count", a->count, "stop after this many packets (as tcpdump -c)")
       ->check(CLI::Range(uint64_t(1), UINT64_MAX));
   c->add_option("--duration", a->duration, "--tap, --xsk: stop after this many seconds")
@@ -456,6 +468,9 @@ KNOD_COMMAND(run) {
     if (!a->in.empty() && live)
       throw CLI::ValidationError(fmt::format("-r and {} both give the packets: choose one",
                                              a->tap.empty() ? "--xsk" : "--tap"));
+    if (!a->pass_tap.empty() && !live)
+      throw CLI::ValidationError(
+          "--pass-tap: only with --tap or --xsk (a capture's XDP_PASS frames go to --pass)");
     if (a->duration > 0 && !live)
       throw CLI::ValidationError(
           "--duration: only with --tap or --xsk (a capture ends; -c limits it)");

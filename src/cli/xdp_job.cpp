@@ -218,6 +218,22 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       if (c.name == name) throw Error(fmt::format("--tap {}: given twice", name));
     add(std::make_unique<io::TapPort>(name));
   }
+  // --pass-tap, before the AF_XDP ports take their queues: a TAP knod made gets the first
+  // port's Ethernet address and goes up, so that the stack takes the frames sent to that port.
+  std::optional<io::TapPort> pass;
+  if (!opts.pass_tap.empty()) {
+    if (opts.in_taps.empty() && opts.in_xsks.empty())
+      throw Error(
+          "--pass-tap: only with --tap or --xsk (a capture's XDP_PASS frames go to --pass)");
+    const std::string first =
+        ports.empty() ? io::XskPort::parse(opts.in_xsks[0]).first : ports[0]->name();
+    for (const std::string& name : opts.in_taps)
+      if (name == opts.pass_tap)
+        throw Error(fmt::format("--pass-tap {0}: {0} is a --tap port too", name));
+    pass.emplace(opts.pass_tap, io::PcapReader::kDefaultMaxLen, "--pass-tap");
+    if (pass->created()) pass->set_up(io::hw_addr(first));
+    res.pass_tap = pass->name();
+  }
   for (const std::string& arg : opts.in_xsks) {
     const auto [name, queue] = io::XskPort::parse(arg);
     for (const auto& c : res.ports)
@@ -226,6 +242,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
                                                   "given too)",
                                                   arg, c.name, c.queue)
                                     : fmt::format("--xsk {}: {} is a --tap port too", arg, name));
+    if (pass && name == pass->name())
+      throw Error(fmt::format("--xsk {}: {} is the --pass-tap", arg, name));
     add(std::make_unique<io::XskPort>(name, queue));
   }
   std::optional<io::PcapWriter> all;
@@ -304,6 +322,9 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
         ++res.redirect_unsent;
         return;
       }
+    } else if (v == XDP_PASS && pass) {
+      ++(pass->write(out) ? res.passed : res.pass_refused);
+      return;
     } else if (v != XDP_TX) {
       return;
     }

@@ -1,7 +1,11 @@
 #include "io/port.h"
 
 #include <fmt/core.h>
+#include <net/if.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -17,6 +21,20 @@ void set_frame(Packet& p, const uint8_t* data, uint32_t len) {
   p.ts_ns = uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
   p.wire_len = len;
   p.data.assign(data, data + len);
+}
+
+std::array<uint8_t, 6> hw_addr(const std::string& name) {
+  ifreq ifr{};
+  if (name.size() >= IFNAMSIZ) throw Error(fmt::format("{}: not an interface name", name));
+  std::memcpy(ifr.ifr_name, name.data(), name.size());
+  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const bool ok = s >= 0 && ::ioctl(s, SIOCGIFHWADDR, &ifr) == 0;
+  const int e = errno;
+  if (s >= 0) ::close(s);
+  if (!ok) throw Error(fmt::format("{}: cannot read its Ethernet address ({})", name, strerror(e)));
+  std::array<uint8_t, 6> mac{};
+  std::memcpy(mac.data(), ifr.ifr_hwaddr.sa_data, mac.size());
+  return mac;
 }
 
 bool wait_any(const std::vector<Port*>& ports, int timeout_ms) {

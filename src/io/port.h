@@ -4,6 +4,7 @@
 // the kernel's stack does). `knod run --tap/--xsk` reads every port in turn.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -17,6 +18,9 @@ namespace knod::io {
 class Port {
  public:
   virtual ~Port() = default;
+
+  /// Interface `name`'s Ethernet address (SIOCGIFHWADDR). Throws knod::Error naming it.
+  std::array<uint8_t, 6> hw_addr(const std::string& name);
 
   /// Waits up to `timeout_ms` (0: does not wait; negative: forever) for a frame, and fills
   /// `p` (ts_ns: CLOCK_REALTIME when read, ns since the Unix epoch; wire_len = data.size()).
@@ -57,6 +61,9 @@ class Port {
 /// `p` = a copy of the `len` bytes at `data`, wire_len = len, ts_ns = CLOCK_REALTIME now (ns
 /// since the Unix epoch): a frame as a port read it.
 void set_frame(Packet& p, const uint8_t* data, uint32_t len);
+
+/// Interface `name`'s Ethernet address (SIOCGIFHWADDR). Throws knod::Error naming it.
+std::array<uint8_t, 6> hw_addr(const std::string& name);
 
 /// Waits up to `timeout_ms` (negative: forever) until one of `ports` has a frame to read.
 /// Returns false on a timeout or a signal. Throws knod::Error when an interface went away.

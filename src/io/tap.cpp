@@ -4,7 +4,9 @@
 #include <fmt/core.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,13 +39,16 @@ uint64_t tx_dropped(const std::string& name) {
 }
 }  // namespace
 
-TapPort::TapPort(const std::string& name, uint32_t max_len) : name_(name), max_len_(max_len) {
+TapPort::TapPort(const std::string& name, uint32_t max_len, const std::string& option)
+    : name_(name), option_(option), max_len_(max_len) {
   if (name.empty() || name.size() >= IFNAMSIZ)
-    throw Error(fmt::format("--tap '{}': an interface name has 1 to {} bytes", name, IFNAMSIZ - 1));
+    throw Error(
+        fmt::format("{} '{}': an interface name has 1 to {} bytes", option, name, IFNAMSIZ - 1));
   fd_ = ::open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0)
-    throw Error(fmt::format("--tap {}: cannot open /dev/net/tun ({}{})", name, strerror(errno),
+    throw Error(fmt::format("{} {}: cannot open /dev/net/tun ({}{})", option, name, strerror(errno),
                             errno == EACCES || errno == EPERM ? ": needs root" : ""));
+  created_ = name.find('%') != std::string::npos || !::if_nametoindex(name.c_str());
   ifreq ifr{};
   ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
   std::memcpy(ifr.ifr_name, name.data(), name.size());
@@ -51,7 +56,7 @@ TapPort::TapPort(const std::string& name, uint32_t max_len) : name_(name), max_l
     const int e = errno;
     ::close(fd_);
     fd_ = -1;
-    throw Error(fmt::format("--tap {}: cannot create or attach the TAP interface ({}{})", name,
+    throw Error(fmt::format("{} {}: cannot create or attach the TAP interface ({}{})", option, name,
                             strerror(e),
                             e == EPERM    ? ": needs CAP_NET_ADMIN"
                             : e == EINVAL ? ": not a valid interface name, or taken by an "
@@ -77,6 +82,26 @@ TapPort::~TapPort() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void TapPort::set_up(const std::array<uint8_t, 6>& mac) {
+  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) throw Error(fmt::format("{} {}: socket: {}", option_, name_, strerror(errno)));
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, name_.data(), name_.size());
+  ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+  std::memcpy(ifr.ifr_hwaddr.sa_data, mac.data(), mac.size());
+  const char* step = "cannot set its Ethernet address";
+  bool ok = ::ioctl(s, SIOCSIFHWADDR, &ifr) == 0;
+  if (ok) {
+    step = "cannot bring it up";
+    ok = ::ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+    ok = ok && ::ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
+  }
+  const int e = errno;
+  ::close(s);
+  if (!ok) throw Error(fmt::format("{} {}: {} ({})", option_, name_, step, strerror(e)));
+}
+
 uint32_t TapPort::ifindex() const {
   return ifindex_;
 }
@@ -86,7 +111,8 @@ bool TapPort::read(Packet& p, int timeout_ms) {
     const ssize_t n = ::read(fd_, buf_.data(), buf_.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno != EAGAIN) throw Error(fmt::format("--tap {}: read: {}", name_, strerror(errno)));
+      if (errno != EAGAIN)
+        throw Error(fmt::format("{} {}: read: {}", option_, name_, strerror(errno)));
       // Timed out, or a signal (the caller looks at why).
       if (timeout_ms == 0 || !wait_any({this}, timeout_ms)) return false;
       continue;

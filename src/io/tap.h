@@ -4,6 +4,7 @@
 // XDP_TX goes back where the packet came from, as from a NIC's port.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -23,7 +24,9 @@ class TapPort final : public Port {
   /// interface or not valid, a name too long. A name template ("kt%d") becomes the name the
   /// kernel gives (name()).
   /// `max_len`: frames longer than this (bytes) are counted as skipped, not returned.
-  explicit TapPort(const std::string& name, uint32_t max_len = PcapReader::kDefaultMaxLen);
+  /// `option`: the command-line option the errors name ("--tap NAME: ...").
+  explicit TapPort(const std::string& name, uint32_t max_len = PcapReader::kDefaultMaxLen,
+                   const std::string& option = "--tap");
   ~TapPort() override;
   TapPort(const TapPort&) = delete;
   TapPort& operator=(const TapPort&) = delete;
@@ -35,6 +38,13 @@ class TapPort final : public Port {
   /// buffer: ENOBUFS / EAGAIN); a frame the kernel takes may still be dropped by its stack
   /// (a destination MAC not the interface's, as any NIC in non-promiscuous mode).
   bool write(std::span<const uint8_t> frame) override;
+
+  /// Whether this port made the interface (false: it attached to a persistent one).
+  bool created() const { return created_; }
+  /// Gives the interface Ethernet address `mac` (SIOCSIFHWADDR) and brings it up (IFF_UP), so
+  /// that the kernel's stack takes the unicast frames written to it for `mac`. Throws
+  /// knod::Error naming the interface.
+  void set_up(const std::array<uint8_t, 6>& mac);
 
   std::string_view kind() const override { return "tap"; }
   const std::string& name() const override { return name_; }
@@ -49,7 +59,8 @@ class TapPort final : public Port {
 
  private:
   int fd_ = -1;
-  std::string name_;
+  std::string name_, option_;
+  bool created_ = false;
   uint32_t max_len_;
   uint64_t skipped_too_large_ = 0, write_errors_ = 0;
   uint64_t tx_dropped_at_open_ = 0;  ///< the interface's tx_dropped when the port was opened

@@ -43,4 +43,7 @@ void expect_echo_replies(const std::string& to_addr, const std::string& tag);
 /// a TAP, or into a veth's peer. gtest assertions (ping.cpp).
 void send_frames(const std::string& dev, int n);
 
+/// Sends one Ethernet frame, `frame` as given, out of interface `dev` from a packet socket.
+void send_frame(const std::string& dev, const std::vector<uint8_t>& frame);
+
 }  // namespace knod::cli_test

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "cli_test.h"
 
@@ -63,19 +64,26 @@ void expect_echo_replies(const std::string& to_addr, const std::string& tag) {
   }
 }
 
-void send_frames(const std::string& dev, int n) {
+void send_frame(const std::string& dev, const std::vector<uint8_t>& frame) {
   const Socket sock{::socket(AF_PACKET, SOCK_RAW, 0)};
-  const int s = sock.fd;
-  ASSERT_GE(s, 0) << strerror(errno);
+  ASSERT_GE(sock.fd, 0) << strerror(errno);
   sockaddr_ll to{};
   to.sll_family = AF_PACKET;
   to.sll_ifindex = static_cast<int>(::if_nametoindex(dev.c_str()));
   to.sll_halen = 6;
-  uint8_t f[60] = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5};  // local exp.
-  for (int i = 0; i < n; ++i) {
+  ASSERT_EQ(
+      ::sendto(sock.fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+      static_cast<ssize_t>(frame.size()))
+      << strerror(errno);
+}
+
+void send_frames(const std::string& dev, int n) {
+  // To 02:00:00:00:00:02 from 02:00:00:00:00:01, EtherType 0x88b5 (local experimental).
+  std::vector<uint8_t> f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5};
+  f.resize(60);
+  for (int i = 0; i < n && !::testing::Test::HasFatalFailure(); ++i) {
     f[14] = uint8_t(i), f[15] = uint8_t(i >> 8);
-    ASSERT_EQ(::sendto(s, f, sizeof f, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 60)
-        << strerror(errno);
+    send_frame(dev, f);
   }
 }
 

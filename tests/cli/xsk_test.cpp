@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_test.h"
 
@@ -32,6 +34,7 @@ namespace {
 using knod::cli_test::knod;
 using knod::cli_test::read_file;
 using knod::cli_test::Result;
+using knod::cli_test::send_frame;
 using knod::cli_test::send_frames;
 using knod::cli_test::temp_dir;
 
@@ -122,12 +125,21 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("-r and --xsk both give the packets: choose one"), std::string::npos)
       << r.err;
+  r = knod("run " + kIcmpEcho + " -r x.pcap --pass-tap kp0");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--pass-tap: only with --tap or --xsk (a capture's XDP_PASS frames go to "
+                       "--pass)"),
+            std::string::npos)
+      << r.err;
   r = knod("run " + kIcmpEcho + " --xsk kv1:q");
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err,
             "knod: run: --xsk 'kv1:q': expected IFACE or IFACE:QUEUE (a queue number) (see "
             "knod run --help)\n");
   if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  r = knod("run " + kIcmpEcho + " --tap kt9 --pass-tap kt9 --duration 0.1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --pass-tap kt9: kt9 is a --tap port too\n");
   r = knod("run " + kIcmpEcho + " --xsk nosuch0");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "knod: --xsk nosuch0:0: no such interface\n");
@@ -246,6 +258,76 @@ TEST(RunXsk, InterfaceDeletedMidRunEndsWithItsCounters) {
   EXPECT_EQ(st["ports"][0]["rx"], 3);
   EXPECT_EQ(st["ports"][0]["tx"], 3);
   EXPECT_EQ(st["port_error"], "--xsk kv1:0: the interface went away (Network is down)");
+}
+
+// --pass-tap: a frame the program passes reaches the host's stack. A UDP datagram (icmp_echo
+// passes it) for 10.0.0.2 is sent as a raw frame out of kv0 to kv1's address; knod takes it
+// from kv1's queue and writes it into kp0, the TAP it made, gave kv1's Ethernet address and
+// brought up; 10.0.0.2 is kp0's, and a UDP socket bound there receives the datagram.
+TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(std::system("sysctl -qw net.ipv4.conf.all.rp_filter=0 "
+                        "net.ipv4.conf.default.rp_filter=0 && ip link set kv1 down && "
+                        "ip link set kv1 address 02:00:00:00:00:02 && ip link set kv1 up"),
+            0);
+  const std::string dir = temp_dir();
+  std::future<Result> run;
+  std::string why;
+  const pid_t pid = start_knod(run,
+                               kIcmpEcho + " --map-load " + kIcmpMaps +
+                                   " --xsk kv1 --pass-tap kp0 -c 1 --stats " + dir + "/stats.json",
+                               dir, why);
+  if (!pid && why.find("Address family not supported") != std::string::npos)
+    GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
+  ASSERT_NE(pid, 0) << why;
+  ASSERT_EQ(std::system("ip addr add 10.0.0.2/32 dev kp0"), 0);
+  {  // kp0: kv1's Ethernet address, up
+    ifreq ifr{};
+    std::strcpy(ifr.ifr_name, "kp0");
+    const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+    ASSERT_EQ(::ioctl(s, SIOCGIFHWADDR, &ifr), 0) << strerror(errno);
+    EXPECT_EQ(std::memcmp(ifr.ifr_hwaddr.sa_data, "\x02\0\0\0\0\x02", 6), 0);
+    ASSERT_EQ(::ioctl(s, SIOCGIFFLAGS, &ifr), 0) << strerror(errno);
+    EXPECT_TRUE(ifr.ifr_flags & IFF_UP);
+    ::close(s);
+  }
+  const int u = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(u, 0);
+  timeval tv{10, 0};
+  setsockopt(u, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(9);
+  inet_pton(AF_INET, "10.0.0.2", &at.sin_addr);
+  ASSERT_EQ(::bind(u, reinterpret_cast<sockaddr*>(&at), sizeof at), 0) << strerror(errno);
+  // Ethernet to kv1 (02:..:02), IPv4 10.0.0.9 -> 10.0.0.2, UDP 1234 -> 9, "knod!".
+  std::vector<uint8_t> f = {2, 0,  0,    0,    0,    2, 2,  0,  0, 0, 0,   9,   0x08, 0x00, 0x45, 0,
+                            0, 33, 0,    1,    0x40, 0, 64, 17, 0, 0, 10,  0,   0,    9,    10,   0,
+                            0, 2,  0x04, 0xd2, 0,    9, 0,  13, 0, 0, 'k', 'n', 'o',  'd',  '!'};
+  uint32_t sum = 0;
+  for (size_t i = 14; i < 34; i += 2) sum += uint32_t(f[i] << 8 | f[i + 1]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  f[24] = uint8_t(~sum >> 8), f[25] = uint8_t(~sum);
+  send_frame("kv0", f);
+  char got[16] = {};
+  sockaddr_in from{};
+  socklen_t fl = sizeof from;
+  const ssize_t n = ::recvfrom(u, got, sizeof got, 0, reinterpret_cast<sockaddr*>(&from), &fl);
+  ::close(u);
+  EXPECT_EQ(n, 5) << "the stack delivered nothing: " << strerror(errno);
+  EXPECT_EQ(std::string(got, 5), "knod!");
+  EXPECT_EQ(ntohs(from.sin_port), 1234);
+  EXPECT_EQ(ntohl(from.sin_addr.s_addr), 0x0a000009u);
+
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("pass-tap kp0: 1 XDP_PASS frames to the kernel\n"), std::string::npos)
+      << r.out;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1);
+  EXPECT_EQ(st["pass_tap"], nlohmann::json({{"name", "kp0"}, {"passed", 1}, {"refused", 0}}));
+  EXPECT_EQ(::if_nametoindex("kp0"), 0u) << "the TAP knod made outlived it";
 }
 
 // knod holds its program through a BPF link: the kernel takes it down when knod dies, even

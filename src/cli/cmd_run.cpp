@@ -260,7 +260,9 @@ int run(const RunArgs& a) {
       fmt::print("XDP_REDIRECT to no port (counted, not sent): {}\n", r.redirect_unsent);
     if (!r.pass_tap.empty())
       fmt::print("pass-tap {}: {} XDP_PASS frames to the kernel{}\n", r.pass_tap, r.passed,
-                 r.pass_refused ? fmt::format(" ({} more refused)", r.pass_refused) : "");
+                 r.pass_refused ? fmt::format("; {} refused by it (the interface down, no buffer)",
+                                              r.pass_refused)
+                                : "");
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
@@ -392,10 +394,10 @@ KNOD_COMMAND(run) {
                 "frames go on to the kernel. Needs root. Repeatable, with --tap too")
       ->allow_extra_args(false);
   c->add_option("--pass-tap", a->pass_tap,
-                "--tap, --xsk: write the XDP_PASS frames (after --xfrm: what it keeps) into TAP "
-                "interface NAME, so that the host's stack receives them (AF_XDP takes a queue's "
-                "frames from the stack); a TAP knod creates gets the first port's Ethernet "
-                "address and is brought up. Needs CAP_NET_ADMIN");
+                "with one --xsk port: write the XDP_PASS frames (after --xfrm: what it keeps) "
+                "into TAP interface NAME, so that the host's stack receives them (AF_XDP takes "
+                "a queue's frames from the stack; one way: knod reads nothing from NAME); a TAP "
+                "knod creates gets the port's Ethernet address and is brought up");
   c->add_option("-c,--count", a->count, "stop after this many packets (as tcpdump -c)")
       ->check(CLI::Range(uint64_t(1), UINT64_MAX));
   c->add_option("--duration", a->duration, "--tap, --xsk: stop after this many seconds")
@@ -468,9 +470,10 @@ KNOD_COMMAND(run) {
     if (!a->in.empty() && live)
       throw CLI::ValidationError(fmt::format("-r and {} both give the packets: choose one",
                                              a->tap.empty() ? "--xsk" : "--tap"));
-    if (!a->pass_tap.empty() && !live)
+    if (!a->pass_tap.empty() && (a->xsk.size() != 1 || !a->tap.empty()))
       throw CLI::ValidationError(
-          "--pass-tap: only with --tap or --xsk (a capture's XDP_PASS frames go to --pass)");
+          "--pass-tap: only with one --xsk port (the TAP takes that port's place in the "
+          "host's stack)");
     if (a->duration > 0 && !live)
       throw CLI::ValidationError(
           "--duration: only with --tap or --xsk (a capture ends; -c limits it)");

@@ -218,22 +218,6 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       if (c.name == name) throw Error(fmt::format("--tap {}: given twice", name));
     add(std::make_unique<io::TapPort>(name));
   }
-  // --pass-tap, before the AF_XDP ports take their queues: a TAP knod made gets the first
-  // port's Ethernet address and goes up, so that the stack takes the frames sent to that port.
-  std::optional<io::TapPort> pass;
-  if (!opts.pass_tap.empty()) {
-    if (opts.in_taps.empty() && opts.in_xsks.empty())
-      throw Error(
-          "--pass-tap: only with --tap or --xsk (a capture's XDP_PASS frames go to --pass)");
-    const std::string first =
-        ports.empty() ? io::XskPort::parse(opts.in_xsks[0]).first : ports[0]->name();
-    for (const std::string& name : opts.in_taps)
-      if (name == opts.pass_tap)
-        throw Error(fmt::format("--pass-tap {0}: {0} is a --tap port too", name));
-    pass.emplace(opts.pass_tap, io::PcapReader::kDefaultMaxLen, "--pass-tap");
-    if (pass->created()) pass->set_up(io::hw_addr(first));
-    res.pass_tap = pass->name();
-  }
   for (const std::string& arg : opts.in_xsks) {
     const auto [name, queue] = io::XskPort::parse(arg);
     for (const auto& c : res.ports)
@@ -242,9 +226,25 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
                                                   "given too)",
                                                   arg, c.name, c.queue)
                                     : fmt::format("--xsk {}: {} is a --tap port too", arg, name));
-    if (pass && name == pass->name())
-      throw Error(fmt::format("--xsk {}: {} is the --pass-tap", arg, name));
     add(std::make_unique<io::XskPort>(name, queue));
+  }
+  // --pass-tap (one --xsk port): a TAP knod made gets the port's Ethernet address and goes up,
+  // so that the stack takes the unicast frames sent to the port. The port's frames wait in its
+  // ring meanwhile.
+  std::optional<io::TapPort> pass;
+  if (!opts.pass_tap.empty()) {
+    const std::string& port = ports.at(0)->name();
+    const auto mac = io::hw_addr(port);
+    if (!mac)
+      throw Error(
+          fmt::format("--pass-tap {}: {} has no Ethernet address to give it", opts.pass_tap, port));
+    pass.emplace(opts.pass_tap, io::PcapReader::kDefaultMaxLen, "--pass-tap");
+    if (pass->created())
+      pass->set_up(*mac);
+    else if (!pass->is_up())
+      throw Error(
+          fmt::format("--pass-tap {0}: the interface is down (ip link set {0} up)", pass->name()));
+    res.pass_tap = pass->name();
   }
   std::optional<io::PcapWriter> all;
   std::optional<io::PcapWriter> by[5];

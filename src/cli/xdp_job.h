@@ -76,11 +76,12 @@ struct JobOptions {
   /// XDP_TX goes back out of the port a frame came from, XDP_REDIRECT to a port's ifindex
   /// (bpf_redirect, a DEVMAP entry) out of that port.
   std::vector<std::string> in_xsks;
-  /// --pass-tap NAME (ports): XDP_PASS frames (after --xfrm, what it keeps) are written into
-  /// TAP interface NAME, whose kernel receives them: the host's stack gets what the program
-  /// passes (an AF_XDP queue has no way back into its NIC's receive path). A TAP knod makes
-  /// gets the first port's Ethernet address and is brought up; a persistent one is used as
-  /// it is. Empty: XDP_PASS frames are counted and written to --pass only.
+  /// --pass-tap NAME (exactly one --xsk port, no --tap): XDP_PASS frames (after --xfrm, what
+  /// it keeps) are written into TAP interface NAME, whose kernel receives them: the host's
+  /// stack gets what the program passes (an AF_XDP queue has no way back into its NIC's
+  /// receive path). One way: knod reads nothing from NAME. A TAP knod makes gets the port's
+  /// Ethernet address and is brought up; a persistent one must be up (else knod::Error).
+  /// Empty: XDP_PASS frames are counted and written to --pass only.
   std::string pass_tap;
   uint64_t max_packets = 0;  ///< -c: stop after this many packets run (0: no limit)
   uint64_t duration_ns = 0;  ///< --duration (ports): stop after this long (0: no limit)
@@ -139,9 +140,10 @@ struct JobResult {
   uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
   std::vector<PortCounters> ports;  ///< --tap, --xsk: each port's, taps first, in the order given
   uint64_t redirect_unsent = 0;     ///< ports: XDP_REDIRECT frames whose target is no port
-  std::string pass_tap;       ///< --pass-tap: the interface (a template filled in); empty: none
-  uint64_t passed = 0;        ///< --pass-tap: XDP_PASS frames the kernel took from it
-  uint64_t pass_refused = 0;  ///< --pass-tap: XDP_PASS frames it refused (interface down, full)
+  std::string pass_tap;  ///< --pass-tap: the interface (a template filled in); empty: none
+  uint64_t passed = 0;   ///< --pass-tap: XDP_PASS frames the TAP took (write(2) done)
+  /// --pass-tap: XDP_PASS frames write(2) refused (the interface went down: EIO; no buffer).
+  uint64_t pass_refused = 0;
   /// Ports: why the run ended early (an interface went away: the io::Port error); empty when
   /// it did not. The counters hold what ran until then; the caller reports them, then this.
   std::string port_error;

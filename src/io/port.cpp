@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -23,7 +24,7 @@ void set_frame(Packet& p, const uint8_t* data, uint32_t len) {
   p.data.assign(data, data + len);
 }
 
-std::array<uint8_t, 6> hw_addr(const std::string& name) {
+std::optional<std::array<uint8_t, 6>> hw_addr(const std::string& name) {
   ifreq ifr{};
   if (name.size() >= IFNAMSIZ) throw Error(fmt::format("{}: not an interface name", name));
   std::memcpy(ifr.ifr_name, name.data(), name.size());
@@ -31,7 +32,8 @@ std::array<uint8_t, 6> hw_addr(const std::string& name) {
   const bool ok = s >= 0 && ::ioctl(s, SIOCGIFHWADDR, &ifr) == 0;
   const int e = errno;
   if (s >= 0) ::close(s);
-  if (!ok) throw Error(fmt::format("{}: cannot read its Ethernet address ({})", name, strerror(e)));
+  if (!ok) throw Error(fmt::format("{}: cannot read its link address ({})", name, strerror(e)));
+  if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) return std::nullopt;
   std::array<uint8_t, 6> mac{};
   std::memcpy(mac.data(), ifr.ifr_hwaddr.sa_data, mac.size());
   return mac;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,9 +19,6 @@ namespace knod::io {
 class Port {
  public:
   virtual ~Port() = default;
-
-  /// Interface `name`'s Ethernet address (SIOCGIFHWADDR). Throws knod::Error naming it.
-  std::array<uint8_t, 6> hw_addr(const std::string& name);
 
   /// Waits up to `timeout_ms` (0: does not wait; negative: forever) for a frame, and fills
   /// `p` (ts_ns: CLOCK_REALTIME when read, ns since the Unix epoch; wire_len = data.size()).
@@ -62,8 +60,9 @@ class Port {
 /// since the Unix epoch): a frame as a port read it.
 void set_frame(Packet& p, const uint8_t* data, uint32_t len);
 
-/// Interface `name`'s Ethernet address (SIOCGIFHWADDR). Throws knod::Error naming it.
-std::array<uint8_t, 6> hw_addr(const std::string& name);
+/// Interface `name`'s Ethernet address (SIOCGIFHWADDR); none when it has another kind of link
+/// address (loopback, IP tunnels). Throws knod::Error naming it when it cannot be read.
+std::optional<std::array<uint8_t, 6>> hw_addr(const std::string& name);
 
 /// Waits up to `timeout_ms` (negative: forever) until one of `ports` has a frame to read.
 /// Returns false on a timeout or a signal. Throws knod::Error when an interface went away.

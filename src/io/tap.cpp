@@ -48,7 +48,6 @@ TapPort::TapPort(const std::string& name, uint32_t max_len, const std::string& o
   if (fd_ < 0)
     throw Error(fmt::format("{} {}: cannot open /dev/net/tun ({}{})", option, name, strerror(errno),
                             errno == EACCES || errno == EPERM ? ": needs root" : ""));
-  created_ = name.find('%') != std::string::npos || !::if_nametoindex(name.c_str());
   ifreq ifr{};
   ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
   std::memcpy(ifr.ifr_name, name.data(), name.size());
@@ -63,6 +62,9 @@ TapPort::TapPort(const std::string& name, uint32_t max_len, const std::string& o
                                             "interface that is not a single-queue TAP"
                                           : ""));
   }
+  // A persistent TAP (`ip tuntap add`) outlives knod: the user's; any other, knod made.
+  ifreq got{};
+  created_ = ::ioctl(fd_, TUNGETIFF, &got) == 0 && !(got.ifr_flags & IFF_PERSIST);
   // The interface's name as the kernel made it: a template ("kt%d") is filled in.
   name_.assign(ifr.ifr_name, strnlen(ifr.ifr_name, IFNAMSIZ));
   buf_.resize(kReadMax);
@@ -80,6 +82,15 @@ uint64_t TapPort::kernel_drops() const {
 
 TapPort::~TapPort() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+bool TapPort::is_up() const {
+  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, name_.data(), name_.size());
+  const bool up = s >= 0 && ::ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
+  if (s >= 0) ::close(s);
+  return up;
 }
 
 void TapPort::set_up(const std::array<uint8_t, 6>& mac) {

@@ -39,8 +39,11 @@ class TapPort final : public Port {
   /// (a destination MAC not the interface's, as any NIC in non-promiscuous mode).
   bool write(std::span<const uint8_t> frame) override;
 
-  /// Whether this port made the interface (false: it attached to a persistent one).
+  /// Whether this port made the interface (false: it attached to a persistent one, which
+  /// `ip tuntap add` made and which outlives knod).
   bool created() const { return created_; }
+  /// Whether the interface is up (IFF_UP): the kernel refuses frames written to it while down.
+  bool is_up() const;
   /// Gives the interface Ethernet address `mac` (SIOCSIFHWADDR) and brings it up (IFF_UP), so
   /// that the kernel's stack takes the unicast frames written to it for `mac`. Throws
   /// knod::Error naming the interface.

@@ -1,6 +1,8 @@
 // Runs the `knod` binary as a user would and captures what it prints.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +39,17 @@ std::string udp_frame(size_t size);
 /// raw socket and expects each one's reply as tests/bpf icmp_echo makes it (TTL 64, valid
 /// checksums, the payload back) within 10 s. gtest assertions (ping.cpp).
 void expect_echo_replies(const std::string& to_addr, const std::string& tag);
+
+/// A socket or other descriptor, closed on every return (a failed assertion's too).
+struct Socket {
+  int fd;
+  explicit Socket(int fd) : fd(fd) {}
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 /// Sends `n` Ethernet frames of 60 bytes (EtherType 0x88b5, local experimental; bytes 14-15
 /// the frame's number) out of interface `dev` from a packet socket: to knod at the far end of

@@ -219,7 +219,8 @@ std::vector<std::string> hex_bytes(const std::vector<uint8_t>& b) {
 }
 
 /// The keys a kernel map of `type` lists (BPF_MAP_GET_NEXT_KEY, as `bpftool map dump`) after
-/// `keys` were added in that order; none, and `why` set, when bpf() refuses the map.
+/// `keys` were added in that order (values of 1s; not for a per-CPU map); none, and `why` set,
+/// when bpf() refuses the map.
 std::vector<std::string> kernel_order(bpf_map_type type, uint32_t key_size, uint32_t value_size,
                                       uint32_t max_entries, uint32_t flags,
                                       const std::vector<std::vector<uint8_t>>& keys,
@@ -230,7 +231,7 @@ std::vector<std::string> kernel_order(bpf_map_type type, uint32_t key_size, uint
     why = std::string("bpf(BPF_MAP_CREATE) refused: ") + std::strerror(errno);
     return {};
   }
-  std::vector<uint8_t> value(size_t(value_size) * 64, 1);  // per-CPU too
+  std::vector<uint8_t> value(value_size, 1);
   for (const auto& k : keys) EXPECT_EQ(bpf_map_update_elem(fd, k.data(), value.data(), 0), 0);
   std::vector<std::string> order;
   std::vector<uint8_t> prev(key_size), next(key_size);

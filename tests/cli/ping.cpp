@@ -22,14 +22,6 @@ uint16_t csum(const uint8_t* p, size_t n) {  // RFC 1071
   while (s >> 16) s = (s & 0xffff) + (s >> 16);
   return uint16_t(~s);
 }
-
-/// A socket closed on every return, a failed assertion's too.
-struct Socket {
-  int fd;
-  ~Socket() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 }  // namespace
 
 void expect_echo_replies(const std::string& to_addr, const std::string& tag) {
@@ -64,26 +56,37 @@ void expect_echo_replies(const std::string& to_addr, const std::string& tag) {
   }
 }
 
-void send_frame(const std::string& dev, const std::vector<uint8_t>& frame) {
-  const Socket sock{::socket(AF_PACKET, SOCK_RAW, 0)};
-  ASSERT_GE(sock.fd, 0) << strerror(errno);
+namespace {
+sockaddr_ll link_of(const std::string& dev) {
   sockaddr_ll to{};
   to.sll_family = AF_PACKET;
   to.sll_ifindex = static_cast<int>(::if_nametoindex(dev.c_str()));
   to.sll_halen = 6;
-  ASSERT_EQ(
-      ::sendto(sock.fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
-      static_cast<ssize_t>(frame.size()))
+  return to;
+}
+}  // namespace
+
+void send_frame(const std::string& dev, const std::vector<uint8_t>& frame) {
+  const Socket sock{::socket(AF_PACKET, SOCK_RAW, 0)};
+  ASSERT_GE(sock.fd, 0) << strerror(errno);
+  const sockaddr_ll to = link_of(dev);
+  ASSERT_EQ(::sendto(sock.fd, frame.data(), frame.size(), 0, reinterpret_cast<const sockaddr*>(&to),
+                     sizeof to),
+            static_cast<ssize_t>(frame.size()))
       << strerror(errno);
 }
 
 void send_frames(const std::string& dev, int n) {
+  const Socket sock{::socket(AF_PACKET, SOCK_RAW, 0)};
+  ASSERT_GE(sock.fd, 0) << strerror(errno);
+  const sockaddr_ll to = link_of(dev);
   // To 02:00:00:00:00:02 from 02:00:00:00:00:01, EtherType 0x88b5 (local experimental).
-  std::vector<uint8_t> f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5};
-  f.resize(60);
-  for (int i = 0; i < n && !::testing::Test::HasFatalFailure(); ++i) {
+  uint8_t f[60] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5};
+  for (int i = 0; i < n; ++i) {
     f[14] = uint8_t(i), f[15] = uint8_t(i >> 8);
-    send_frame(dev, f);
+    ASSERT_EQ(::sendto(sock.fd, f, sizeof f, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to),
+              60)
+        << strerror(errno);
   }
 }
 

@@ -36,6 +36,7 @@ using knod::cli_test::read_file;
 using knod::cli_test::Result;
 using knod::cli_test::send_frame;
 using knod::cli_test::send_frames;
+using knod::cli_test::Socket;
 using knod::cli_test::temp_dir;
 
 const std::string kIcmpEcho = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
@@ -127,19 +128,29 @@ TEST(RunXsk, PortsOnTheCommandLine) {
       << r.err;
   r = knod("run " + kIcmpEcho + " -r x.pcap --pass-tap kp0");
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--pass-tap: only with --tap or --xsk (a capture's XDP_PASS frames go to "
-                       "--pass)"),
+  EXPECT_NE(r.err.find("--pass-tap: only with one --xsk port (the TAP takes that port's place "
+                       "in the host's stack)"),
             std::string::npos)
       << r.err;
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --tap kt9 --pass-tap kp0");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--pass-tap: only with one --xsk port"), std::string::npos) << r.err;
   r = knod("run " + kIcmpEcho + " --xsk kv1:q");
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err,
             "knod: run: --xsk 'kv1:q': expected IFACE or IFACE:QUEUE (a queue number) (see "
             "knod run --help)\n");
   if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
-  r = knod("run " + kIcmpEcho + " --tap kt9 --pass-tap kt9 --duration 0.1");
+  // A persistent TAP that is down would refuse every frame: refused at the start.
+  ASSERT_EQ(std::system("ip tuntap add dev kq0 mode tap"), 0);
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --pass-tap kq0 --duration 0.1");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "knod: --pass-tap kt9: kt9 is a --tap port too\n");
+  EXPECT_EQ(r.err, "knod: --pass-tap kq0: the interface is down (ip link set kq0 up)\n");
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --pass-tap kv0 --duration 0.1");  // a veth
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("knod: --pass-tap kv0: cannot create or attach the TAP interface"),
+            std::string::npos)
+      << r.err;
   r = knod("run " + kIcmpEcho + " --xsk nosuch0");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "knod: --xsk nosuch0:0: no such interface\n");
@@ -263,7 +274,7 @@ TEST(RunXsk, InterfaceDeletedMidRunEndsWithItsCounters) {
 // --pass-tap: a frame the program passes reaches the host's stack. A UDP datagram (icmp_echo
 // passes it) for 10.0.0.2 is sent as a raw frame out of kv0 to kv1's address; knod takes it
 // from kv1's queue and writes it into kp0, the TAP it made, gave kv1's Ethernet address and
-// brought up; 10.0.0.2 is kp0's, and a UDP socket bound there receives the datagram.
+// brought up; 10.0.0.2 is kp0's, and a UDP socket bound there (and to kp0) receives it.
 TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
   ASSERT_EQ(std::system("sysctl -qw net.ipv4.conf.all.rp_filter=0 "
@@ -280,19 +291,22 @@ TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   if (!pid && why.find("Address family not supported") != std::string::npos)
     GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
   ASSERT_NE(pid, 0) << why;
-  ASSERT_EQ(std::system("ip addr add 10.0.0.2/32 dev kp0"), 0);
-  {  // kp0: kv1's Ethernet address, up
-    ifreq ifr{};
-    std::strcpy(ifr.ifr_name, "kp0");
-    const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
-    ASSERT_EQ(::ioctl(s, SIOCGIFHWADDR, &ifr), 0) << strerror(errno);
-    EXPECT_EQ(std::memcmp(ifr.ifr_hwaddr.sa_data, "\x02\0\0\0\0\x02", 6), 0);
-    ASSERT_EQ(::ioctl(s, SIOCGIFFLAGS, &ifr), 0) << strerror(errno);
-    EXPECT_TRUE(ifr.ifr_flags & IFF_UP);
-    ::close(s);
+  ifreq ifr{};  // kp0 comes after the socket is bound: up, with kv1's Ethernet address
+  std::strcpy(ifr.ifr_name, "kp0");
+  const Socket s{::socket(AF_INET, SOCK_DGRAM, 0)};
+  for (int i = 0; i < 600 && !(ifr.ifr_flags & IFF_UP); ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (::ioctl(s.fd, SIOCGIFFLAGS, &ifr) != 0) ifr.ifr_flags = 0;
   }
-  const int u = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_TRUE(ifr.ifr_flags & IFF_UP) << "no kp0 up in 30 s";
+  ASSERT_EQ(::ioctl(s.fd, SIOCGIFHWADDR, &ifr), 0) << strerror(errno);
+  EXPECT_EQ(std::memcmp(ifr.ifr_hwaddr.sa_data, "\x02\0\0\0\0\x02", 6), 0);
+  ASSERT_EQ(std::system("ip addr add 10.0.0.2/32 dev kp0"), 0);
+  // Bound to kp0: a datagram that reached the stack any other way (kv1) is not received.
+  const Socket sock{::socket(AF_INET, SOCK_DGRAM, 0)};
+  const int u = sock.fd;
   ASSERT_GE(u, 0);
+  ASSERT_EQ(setsockopt(u, SOL_SOCKET, SO_BINDTODEVICE, "kp0", 4), 0) << strerror(errno);
   timeval tv{10, 0};
   setsockopt(u, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   sockaddr_in at{};
@@ -313,7 +327,6 @@ TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   sockaddr_in from{};
   socklen_t fl = sizeof from;
   const ssize_t n = ::recvfrom(u, got, sizeof got, 0, reinterpret_cast<sockaddr*>(&from), &fl);
-  ::close(u);
   EXPECT_EQ(n, 5) << "the stack delivered nothing: " << strerror(errno);
   EXPECT_EQ(std::string(got, 5), "knod!");
   EXPECT_EQ(ntohs(from.sin_port), 1234);

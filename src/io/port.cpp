@@ -5,14 +5,13 @@
 #include <net/if_arp.h>
 #include <poll.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 
 #include "base/error.h"
+#include "io/netdev.h"
 
 namespace knod::io {
 
@@ -25,14 +24,10 @@ void set_frame(Packet& p, const uint8_t* data, uint32_t len) {
 }
 
 std::optional<std::array<uint8_t, 6>> hw_addr(const std::string& name) {
-  ifreq ifr{};
   if (name.size() >= IFNAMSIZ) throw Error(fmt::format("{}: not an interface name", name));
-  std::memcpy(ifr.ifr_name, name.data(), name.size());
-  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  const bool ok = s >= 0 && ::ioctl(s, SIOCGIFHWADDR, &ifr) == 0;
-  const int e = errno;
-  if (s >= 0) ::close(s);
-  if (!ok) throw Error(fmt::format("{}: cannot read its link address ({})", name, strerror(e)));
+  ifreq ifr{};
+  if (const int e = netdev_ioctl(name, SIOCGIFHWADDR, ifr))
+    throw Error(fmt::format("{}: cannot read its link address ({})", name, strerror(e)));
   if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) return std::nullopt;
   std::array<uint8_t, 6> mac{};
   std::memcpy(mac.data(), ifr.ifr_hwaddr.sa_data, mac.size());

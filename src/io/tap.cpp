@@ -6,7 +6,6 @@
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +14,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "io/netdev.h"
 
 namespace knod::io {
 
@@ -85,32 +85,22 @@ TapPort::~TapPort() {
 }
 
 bool TapPort::is_up() const {
-  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   ifreq ifr{};
-  std::memcpy(ifr.ifr_name, name_.data(), name_.size());
-  const bool up = s >= 0 && ::ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
-  if (s >= 0) ::close(s);
-  return up;
+  return netdev_ioctl(name_, SIOCGIFFLAGS, ifr) == 0 && (ifr.ifr_flags & IFF_UP);
 }
 
 void TapPort::set_up(const std::array<uint8_t, 6>& mac) {
-  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0) throw Error(fmt::format("{} {}: socket: {}", option_, name_, strerror(errno)));
   ifreq ifr{};
-  std::memcpy(ifr.ifr_name, name_.data(), name_.size());
   ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
   std::memcpy(ifr.ifr_hwaddr.sa_data, mac.data(), mac.size());
-  const char* step = "cannot set its Ethernet address";
-  bool ok = ::ioctl(s, SIOCSIFHWADDR, &ifr) == 0;
-  if (ok) {
-    step = "cannot bring it up";
-    ok = ::ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
-    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
-    ok = ok && ::ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
-  }
-  const int e = errno;
-  ::close(s);
-  if (!ok) throw Error(fmt::format("{} {}: {} ({})", option_, name_, step, strerror(e)));
+  int e = netdev_ioctl(name_, SIOCSIFHWADDR, ifr);
+  if (e)
+    throw Error(
+        fmt::format("{} {}: cannot set its Ethernet address ({})", option_, name_, strerror(e)));
+  e = netdev_ioctl(name_, SIOCGIFFLAGS, ifr);
+  ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+  if (!e) e = netdev_ioctl(name_, SIOCSIFFLAGS, ifr);
+  if (e) throw Error(fmt::format("{} {}: cannot bring it up ({})", option_, name_, strerror(e)));
 }
 
 uint32_t TapPort::ifindex() const {

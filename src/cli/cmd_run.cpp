@@ -259,10 +259,15 @@ int run(const RunArgs& a) {
     if (r.redirect_unsent)
       fmt::print("XDP_REDIRECT to no port (counted, not sent): {}\n", r.redirect_unsent);
     if (!r.pass_tap.empty())
-      fmt::print("pass-tap {}: {} XDP_PASS frames to the kernel{}\n", r.pass_tap, r.passed,
-                 r.pass_refused ? fmt::format("; {} refused by it (the interface down, no buffer)",
-                                              r.pass_refused)
-                                : "");
+      fmt::print(
+          "pass-tap {}: {} XDP_PASS frames to the kernel{}; {} frames from it sent by {}{}\n",
+          r.pass_tap, r.passed,
+          r.pass_refused
+              ? fmt::format(" ({} refused by it: the interface down, no buffer)", r.pass_refused)
+              : "",
+          r.from_host, port_name(r.ports.at(0)),
+          r.from_host_refused ? fmt::format(" ({} more could not be sent)", r.from_host_refused)
+                              : "");
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
       fmt::print("time: {:.3f} ms, {:.0f} ns/packet\n", r.seconds * 1e3,
@@ -335,7 +340,11 @@ int run(const RunArgs& a) {
       }
       s["redirect_unsent"] = r.redirect_unsent;
       if (!r.pass_tap.empty())
-        s["pass_tap"] = {{"name", r.pass_tap}, {"passed", r.passed}, {"refused", r.pass_refused}};
+        s["pass_tap"] = {{"name", r.pass_tap},
+                         {"passed", r.passed},
+                         {"refused", r.pass_refused},
+                         {"from_host", r.from_host},
+                         {"from_host_refused", r.from_host_refused}};
       if (!r.port_error.empty()) s["port_error"] = r.port_error;
     }
     if (a.persistent)
@@ -393,11 +402,13 @@ KNOD_COMMAND(run) {
                 "the queue's frames and sends XDP_TX frames back out of IFACE; other queues' "
                 "frames go on to the kernel. Needs root. Repeatable, with --tap too")
       ->allow_extra_args(false);
-  c->add_option("--pass-tap", a->pass_tap,
-                "with one --xsk port: write the XDP_PASS frames (after --xfrm: what it keeps) "
-                "into TAP interface NAME, so that the host's stack receives them (AF_XDP takes "
-                "a queue's frames from the stack; one way: knod reads nothing from NAME); a TAP "
-                "knod creates gets the port's Ethernet address and is brought up");
+  CLI::Option* pass_tap = c->add_option(
+      "--pass-tap", a->pass_tap,
+      "with one --xsk port: write the XDP_PASS frames (after --xfrm: what it keeps) "
+      "into TAP interface NAME, so that the host's stack receives them (AF_XDP takes "
+      "a queue's frames from the stack), and send what the host sends out of NAME out "
+      "of the port; a TAP knod creates gets the port's Ethernet address and is "
+      "brought up");
   c->add_option("-c,--count", a->count, "stop after this many packets (as tcpdump -c)")
       ->check(CLI::Range(uint64_t(1), UINT64_MAX));
   c->add_option("--duration", a->duration, "--tap, --xsk: stop after this many seconds")
@@ -456,7 +467,7 @@ KNOD_COMMAND(run) {
       ->check(CLI::IsMember({"in", "out"}));
   c->add_option("--xfrm-engine", a->xfrm_engine, "openssl (default), portable or cuda[:N]");
   c->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
-  c->callback([a, ifx, rxq, set_action] {
+  c->callback([a, ifx, rxq, pass_tap, set_action] {
     // Command line errors (exit 2), before anything is loaded.
     const bool live = !a->tap.empty() || !a->xsk.empty();
     if (a->in.empty() && !live)
@@ -470,6 +481,8 @@ KNOD_COMMAND(run) {
     if (!a->in.empty() && live)
       throw CLI::ValidationError(fmt::format("-r and {} both give the packets: choose one",
                                              a->tap.empty() ? "--xsk" : "--tap"));
+    if (pass_tap->count() && a->pass_tap.empty())
+      throw CLI::ValidationError("--pass-tap '': an interface name has 1 to 15 bytes");
     if (!a->pass_tap.empty() && (a->xsk.size() != 1 || !a->tap.empty()))
       throw CLI::ValidationError(
           "--pass-tap: only with one --xsk port (the TAP takes that port's place in the "

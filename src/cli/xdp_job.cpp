@@ -246,6 +246,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
           fmt::format("--pass-tap {0}: the interface is down (ip link set {0} up)", pass->name()));
     res.pass_tap = pass->name();
   }
+  std::vector<io::Port*> waits = ports;  // what an empty batch waits on
+  if (pass) waits.push_back(&*pass);
   std::optional<io::PcapWriter> all;
   std::optional<io::PcapWriter> by[5];
   if (!opts.out_all.empty()) all.emplace(opts.out_all);
@@ -334,6 +336,16 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     else
       ++(v == XDP_TX ? c.tx : c.redirected);
   };
+  // --pass-tap, the other way: the frames the host's stack sends out of the TAP leave by the
+  // port, as the NIC would send them (not run: XDP sees what arrives). Up to 256 a call.
+  io::Packet host;
+  auto from_host = [&] {
+    if (!pass) return;
+    uint32_t k = 0;
+    for (; k < 256 && pass->read(host, 0); ++k)
+      ++(ports[0]->write(host.data) ? res.from_host : res.from_host_refused);
+    if (k) ports[0]->flush();
+  };
   auto last_report = std::chrono::steady_clock::now();
   const auto deadline = last_report + std::chrono::nanoseconds(opts.duration_ns);
   // The next frame for slot n of the batch: 1 (in pkt); 0: none waiting on a port now, run
@@ -344,6 +356,7 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     if (opts.max_packets && res.packets + pending + n >= opts.max_packets) return -1;
     if (in) return in->next(pkt) ? 1 : -1;
     if (n) return read_any(n) ? 1 : 0;
+    from_host();
     for (;;) {  // an empty batch waits, looking at the stop conditions every 100 ms at most
       if (opts.stop && opts.stop->load(std::memory_order_relaxed)) return -1;
       int wait_ms = 100;
@@ -354,7 +367,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
             std::min<int64_t>(wait_ms, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
       }
       if (read_any(0)) return 1;
-      io::wait_any(ports, wait_ms);
+      io::wait_any(waits, wait_ms);
+      from_host();
     }
   };
   // Fills `b` with the next packets, up to cap: how many; `more` false at the end.
@@ -470,6 +484,11 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   // What the ports still hold: knod's program comes off first (nothing more arrives), then
   // each frame queued is counted as unread. Up to kDrainMost frames a port: a TAP under a
   // flood is never empty.
+  try {  // what the host sent last
+    from_host();
+  } catch (const Error& e) {
+    if (res.port_error.empty()) res.port_error = e.what();
+  }
   constexpr uint64_t kDrainMost = 8192;
   for (size_t p = 0; p < ports.size(); ++p) {
     ports[p]->stop_input();

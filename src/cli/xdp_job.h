@@ -79,8 +79,9 @@ struct JobOptions {
   /// --pass-tap NAME (exactly one --xsk port, no --tap): XDP_PASS frames (after --xfrm, what
   /// it keeps) are written into TAP interface NAME, whose kernel receives them: the host's
   /// stack gets what the program passes (an AF_XDP queue has no way back into its NIC's
-  /// receive path). One way: knod reads nothing from NAME. A TAP knod makes gets the port's
-  /// Ethernet address and is brought up; a persistent one must be up (else knod::Error).
+  /// receive path). Both ways: the frames the host sends out of NAME leave by the port (not
+  /// run). A TAP knod makes gets the port's Ethernet address and is brought up; a persistent
+  /// one must be up (else knod::Error).
   /// Empty: XDP_PASS frames are counted and written to --pass only.
   std::string pass_tap;
   uint64_t max_packets = 0;  ///< -c: stop after this many packets run (0: no limit)
@@ -144,6 +145,8 @@ struct JobResult {
   uint64_t passed = 0;   ///< --pass-tap: XDP_PASS frames the TAP took (write(2) done)
   /// --pass-tap: XDP_PASS frames write(2) refused (the interface went down: EIO; no buffer).
   uint64_t pass_refused = 0;
+  uint64_t from_host = 0;          ///< --pass-tap: frames the host sent out of it, sent by the port
+  uint64_t from_host_refused = 0;  ///< --pass-tap: those the port refused (io::Port::write)
   /// Ports: why the run ended early (an interface went away: the io::Port error); empty when
   /// it did not. The counters hold what ran until then; the caller reports them, then this.
   std::string port_error;

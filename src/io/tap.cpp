@@ -112,6 +112,9 @@ bool TapPort::read(Packet& p, int timeout_ms) {
     const ssize_t n = ::read(fd_, buf_.data(), buf_.size());
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EBADFD || errno == EIO)  // deleted (tun_chr_read_iter: no tun attached)
+        throw Error(
+            fmt::format("{} {}: the interface went away ({})", option_, name_, strerror(errno)));
       if (errno != EAGAIN)
         throw Error(fmt::format("{} {}: read: {}", option_, name_, strerror(errno)));
       // Timed out, or a signal (the caller looks at why).

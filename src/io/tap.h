@@ -49,7 +49,8 @@ class TapPort final : public Port {
   /// knod::Error naming the interface.
   void set_up(const std::array<uint8_t, 6>& mac);
 
-  std::string_view kind() const override { return "tap"; }
+  /// "tap"; the option's name without "--" where another option opened it ("pass-tap").
+  std::string_view kind() const override { return std::string_view(option_).substr(2); }
   const std::string& name() const override { return name_; }
   uint32_t ifindex() const override;  ///< the interface's when the port was opened
   uint64_t skipped_too_large() const override { return skipped_too_large_; }

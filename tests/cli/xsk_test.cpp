@@ -9,7 +9,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -131,6 +133,10 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   EXPECT_NE(r.err.find("--pass-tap: only with one --xsk port (the TAP takes that port's place "
                        "in the host's stack)"),
             std::string::npos)
+      << r.err;
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --pass-tap ''");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--pass-tap '': an interface name has 1 to 15 bytes"), std::string::npos)
       << r.err;
   r = knod("run " + kIcmpEcho + " --xsk kv1 --tap kt9 --pass-tap kp0");
   EXPECT_EQ(r.rc, 2);
@@ -335,12 +341,122 @@ TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
   Result r = run.get();
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("pass-tap kp0: 1 XDP_PASS frames to the kernel\n"), std::string::npos)
+  EXPECT_NE(r.out.find("pass-tap kp0: 1 XDP_PASS frames to the kernel; 0 frames from it sent by "
+                       "kv1:0\n"),
+            std::string::npos)
       << r.out;
   const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
   EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1);
-  EXPECT_EQ(st["pass_tap"], nlohmann::json({{"name", "kp0"}, {"passed", 1}, {"refused", 0}}));
+  EXPECT_EQ(st["pass_tap"], nlohmann::json({{"name", "kp0"},
+                                            {"passed", 1},
+                                            {"refused", 0},
+                                            {"from_host", 0},
+                                            {"from_host_refused", 0}}));
   EXPECT_EQ(::if_nametoindex("kp0"), 0u) << "the TAP knod made outlived it";
+}
+
+/// Writes the IPv4 header checksum (RFC 791) of the 20-byte header at `ip`.
+void ip_checksum(uint8_t* ip) {
+  ip[10] = ip[11] = 0;
+  uint32_t sum = 0;
+  for (int i = 0; i < 20; i += 2) sum += uint32_t(ip[i] << 8 | ip[i + 1]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  ip[10] = uint8_t(~sum >> 8), ip[11] = uint8_t(~sum);
+}
+
+// --pass-tap both ways: an echo request icmp_echo does not answer (10.1.0.2 is not in its map)
+// goes to the host's stack through kp0 (10.1.0.2/24); the stack's echo reply leaves by kp0
+// (10.1.0.9 a static neighbour there), and knod sends it out of kv1, so that it arrives on kv0.
+TEST(RunXsk, PassTapSendsTheHostsAnswersOutOfThePort) {
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(std::system("ip link set kv1 down && ip link set kv1 address 02:00:00:00:00:02 && "
+                        "ip link set kv1 up"),
+            0);
+  const std::string dir = temp_dir();
+  std::future<Result> run;
+  std::string why;
+  const pid_t pid = start_knod(run,
+                               kIcmpEcho + " --map-load " + kIcmpMaps +
+                                   " --xsk kv1 --pass-tap kp0 --stats " + dir + "/stats.json",
+                               dir, why);
+  if (!pid && why.find("Address family not supported") != std::string::npos)
+    GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
+  ASSERT_NE(pid, 0) << why;
+  for (int i = 0; i < 600 && std::system("ip link show kp0 up | grep -q kp0") != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(std::system("ip addr add 10.1.0.2/24 dev kp0 && ip neigh add 10.1.0.9 lladdr "
+                        "02:00:00:00:00:09 dev kp0 nud permanent"),
+            0);
+  const Socket cap{::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP))};  // what arrives on kv0
+  ASSERT_GE(cap.fd, 0) << strerror(errno);
+  sockaddr_ll at{};
+  at.sll_family = AF_PACKET;
+  at.sll_protocol = htons(ETH_P_IP);
+  at.sll_ifindex = static_cast<int>(::if_nametoindex("kv0"));
+  ASSERT_EQ(::bind(cap.fd, reinterpret_cast<sockaddr*>(&at), sizeof at), 0) << strerror(errno);
+  timeval tv{10, 0};
+  setsockopt(cap.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  // 02:..:09 -> kv1 (02:..:02), IPv4 10.1.0.9 -> 10.1.0.2, ICMP echo id 0x1234 seq 1.
+  std::vector<uint8_t> f = {2,    0,    0, 0,   0,   2,   2,   0,    0,   0,   0,  9, 0x08,
+                            0x00, 0x45, 0, 0,   36,  0,   1,   0x40, 0,   64,  1,  0, 0,
+                            10,   1,    0, 9,   10,  1,   0,   2,    8,   0,   0,  0, 0x12,
+                            0x34, 0,    1, 'k', 'n', 'o', 'd', '-',  'r', 'e', 'v'};
+  ip_checksum(&f[14]);
+  uint32_t sum = 0;
+  for (size_t i = 34; i < f.size(); i += 2) sum += uint32_t(f[i] << 8 | f[i + 1]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  f[36] = uint8_t(~sum >> 8), f[37] = uint8_t(~sum);
+  send_frame("kv0", f);
+  bool replied = false;
+  for (int i = 0; i < 20 && !replied; ++i) {
+    uint8_t got[128];
+    sockaddr_ll from{};
+    socklen_t fl = sizeof from;
+    const ssize_t n =
+        ::recvfrom(cap.fd, got, sizeof got, 0, reinterpret_cast<sockaddr*>(&from), &fl);
+    ASSERT_GT(n, 0) << "no echo reply on kv0: " << strerror(errno);
+    if (from.sll_pkttype == PACKET_OUTGOING || n < 42 || got[23] != 1 || got[34] != 0) continue;
+    replied = true;
+    EXPECT_EQ(n, 50);
+    EXPECT_EQ(std::memcmp(got, "\x02\0\0\0\0\x09\x02\0\0\0\0\x02", 12), 0);  // to .9 from kp0
+    EXPECT_EQ(std::memcmp(got + 26, "\x0a\x01\0\x02\x0a\x01\0\x09", 8), 0);  // 10.1.0.2 -> .9
+    EXPECT_EQ(std::memcmp(got + 38, "\x12\x34\0\x01knod-rev", 12), 0);
+  }
+  EXPECT_TRUE(replied);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1) << st.dump();
+  EXPECT_EQ(st["pass_tap"]["passed"], 1) << st.dump();
+  EXPECT_EQ(st["pass_tap"]["from_host"], 1) << st.dump();
+  EXPECT_EQ(st["pass_tap"]["from_host_refused"], 0) << st.dump();
+}
+
+// The --pass-tap interface deleted under a running knod ends the run as a port's would.
+TEST(RunXsk, PassTapDeletedMidRunEndsTheRun) {
+  if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir();
+  std::future<Result> run;
+  std::string why;
+  const pid_t pid = start_knod(
+      run, kIcmpEcho + " --xsk kv1 --pass-tap kp0 --stats " + dir + "/stats.json", dir, why);
+  if (!pid && why.find("Address family not supported") != std::string::npos)
+    GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
+  ASSERT_NE(pid, 0) << why;
+  for (int i = 0; i < 600 && std::system("ip link show kp0 up | grep -q kp0") != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(std::system("ip link del kp0"), 0);
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  EXPECT_EQ(r.rc, 1);
+  // Found by poll(2) or by the read after it, whichever comes first.
+  EXPECT_EQ(r.err.rfind("knod: --pass-tap kp0: the interface went away", 0), 0u) << r.err;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["port_error"].get<std::string>().rfind("--pass-tap kp0: the interface went away", 0),
+            0u)
+      << st.dump();
 }
 
 // knod holds its program through a BPF link: the kernel takes it down when knod dies, even

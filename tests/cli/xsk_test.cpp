@@ -213,6 +213,22 @@ pid_t start_knod(std::future<Result>& run, const std::string& args, const std::s
   return static_cast<pid_t>(std::stol(read_file(dir + "/pid")));
 }
 
+// Gives kv1 the Ethernet address 02:00:00:00:00:02, starts `knod run icmp_echo.o --xsk kv1
+// --pass-tap kp0 ARGS` (start_knod) and waits up to 30 s for kp0 to be up: the pid, or 0 (then
+// `why` says what happened).
+pid_t start_pass_tap(std::future<Result>& run, const std::string& args, const std::string& dir,
+                     std::string& why) {
+  if (std::system("ip link set kv1 down && ip link set kv1 address 02:00:00:00:00:02 && "
+                  "ip link set kv1 up") != 0) {
+    why = "cannot set kv1's Ethernet address";
+    return 0;
+  }
+  const pid_t pid = start_knod(run, kIcmpEcho + " --xsk kv1 --pass-tap kp0 " + args, dir, why);
+  for (int i = 0; pid && i < 600 && std::system("ip link show kp0 up | grep -q kp0") != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return pid;
+}
+
 // Ctrl-C with frames still on the RX ring: knod's program comes off, and the frames queued
 // are counted (unread), not lost. knod is stopped (SIGSTOP) while 300 frames arrive, then
 // gets SIGINT and goes on: rx + unread + kernel_dropped is every frame.
@@ -284,27 +300,21 @@ TEST(RunXsk, InterfaceDeletedMidRunEndsWithItsCounters) {
 TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
   ASSERT_EQ(std::system("sysctl -qw net.ipv4.conf.all.rp_filter=0 "
-                        "net.ipv4.conf.default.rp_filter=0 && ip link set kv1 down && "
-                        "ip link set kv1 address 02:00:00:00:00:02 && ip link set kv1 up"),
+                        "net.ipv4.conf.default.rp_filter=0"),
             0);
   const std::string dir = temp_dir();
   std::future<Result> run;
   std::string why;
-  const pid_t pid = start_knod(run,
-                               kIcmpEcho + " --map-load " + kIcmpMaps +
-                                   " --xsk kv1 --pass-tap kp0 -c 1 --stats " + dir + "/stats.json",
-                               dir, why);
+  const pid_t pid = start_pass_tap(
+      run, "--map-load " + kIcmpMaps + " -c 1 --stats " + dir + "/stats.json", dir, why);
   if (!pid && why.find("Address family not supported") != std::string::npos)
     GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
   ASSERT_NE(pid, 0) << why;
-  ifreq ifr{};  // kp0 comes after the socket is bound: up, with kv1's Ethernet address
+  ifreq ifr{};  // kp0: up, with kv1's Ethernet address
   std::strcpy(ifr.ifr_name, "kp0");
   const Socket s{::socket(AF_INET, SOCK_DGRAM, 0)};
-  for (int i = 0; i < 600 && !(ifr.ifr_flags & IFF_UP); ++i) {
-    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (::ioctl(s.fd, SIOCGIFFLAGS, &ifr) != 0) ifr.ifr_flags = 0;
-  }
-  ASSERT_TRUE(ifr.ifr_flags & IFF_UP) << "no kp0 up in 30 s";
+  ASSERT_EQ(::ioctl(s.fd, SIOCGIFFLAGS, &ifr), 0) << strerror(errno);
+  EXPECT_TRUE(ifr.ifr_flags & IFF_UP);
   ASSERT_EQ(::ioctl(s.fd, SIOCGIFHWADDR, &ifr), 0) << strerror(errno);
   EXPECT_EQ(std::memcmp(ifr.ifr_hwaddr.sa_data, "\x02\0\0\0\0\x02", 6), 0);
   ASSERT_EQ(std::system("ip addr add 10.0.0.2/32 dev kp0"), 0);
@@ -369,21 +379,14 @@ void ip_checksum(uint8_t* ip) {
 // (10.1.0.9 a static neighbour there), and knod sends it out of kv1, so that it arrives on kv0.
 TEST(RunXsk, PassTapSendsTheHostsAnswersOutOfThePort) {
   if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
-  ASSERT_EQ(std::system("ip link set kv1 down && ip link set kv1 address 02:00:00:00:00:02 && "
-                        "ip link set kv1 up"),
-            0);
   const std::string dir = temp_dir();
   std::future<Result> run;
   std::string why;
-  const pid_t pid = start_knod(run,
-                               kIcmpEcho + " --map-load " + kIcmpMaps +
-                                   " --xsk kv1 --pass-tap kp0 --stats " + dir + "/stats.json",
-                               dir, why);
+  const pid_t pid =
+      start_pass_tap(run, "--map-load " + kIcmpMaps + " --stats " + dir + "/stats.json", dir, why);
   if (!pid && why.find("Address family not supported") != std::string::npos)
     GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
   ASSERT_NE(pid, 0) << why;
-  for (int i = 0; i < 600 && std::system("ip link show kp0 up | grep -q kp0") != 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(std::system("ip addr add 10.1.0.2/24 dev kp0 && ip neigh add 10.1.0.9 lladdr "
                         "02:00:00:00:00:09 dev kp0 nud permanent"),
             0);
@@ -440,13 +443,10 @@ TEST(RunXsk, PassTapDeletedMidRunEndsTheRun) {
   const std::string dir = temp_dir();
   std::future<Result> run;
   std::string why;
-  const pid_t pid = start_knod(
-      run, kIcmpEcho + " --xsk kv1 --pass-tap kp0 --stats " + dir + "/stats.json", dir, why);
+  const pid_t pid = start_pass_tap(run, "--stats " + dir + "/stats.json", dir, why);
   if (!pid && why.find("Address family not supported") != std::string::npos)
     GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
   ASSERT_NE(pid, 0) << why;
-  for (int i = 0; i < 600 && std::system("ip link show kp0 up | grep -q kp0") != 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(std::system("ip link del kp0"), 0);
   ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
   Result r = run.get();

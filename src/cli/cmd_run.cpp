@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -396,15 +397,18 @@ KNOD_COMMAND(run) {
                 "Repeatable: XDP_REDIRECT to a port's ifindex (bpf_redirect, DEVMAP) goes into "
                 "that port")
       ->allow_extra_args(false);
-  c->add_option("--xsk", a->xsk,
-                "instead of -r: IFACE[:QUEUE], an AF_XDP socket on that RX queue (default 0): "
-                "knod attaches its own XDP program to IFACE (the interface must have none), runs "
-                "the queue's frames and sends XDP_TX frames back out of IFACE; other queues' "
-                "frames go on to the kernel. Needs root. Repeatable, with --tap too")
+  c->add_option(
+       "--xsk", a->xsk,
+       "instead of -r: IFACE[:QUEUE], an AF_XDP socket on that RX queue (default 0): "
+       "knod attaches its own XDP program to IFACE (the interface must have none), runs "
+       "the queue's frames and sends XDP_TX frames back out of IFACE; the frames of queues "
+       "knod does not hold go on to the kernel. Needs root. Repeatable: IFACE's other "
+       "queues (give each queue the NIC spreads traffic over: ethtool -l IFACE), other "
+       "interfaces, with --tap too")
       ->allow_extra_args(false);
   CLI::Option* pass_tap = c->add_option(
       "--pass-tap", a->pass_tap,
-      "with one --xsk port: write the XDP_PASS frames (after --xfrm: what it keeps) "
+      "with --xsk ports of one interface: write the XDP_PASS frames (after --xfrm: what it keeps) "
       "into TAP interface NAME, so that the host's stack receives them (AF_XDP takes "
       "a queue's frames from the stack), and send what the host sends out of NAME out "
       "of the port; a TAP knod creates gets the port's Ethernet address and is "
@@ -483,9 +487,13 @@ KNOD_COMMAND(run) {
                                              a->tap.empty() ? "--xsk" : "--tap"));
     if (pass_tap->count() && a->pass_tap.empty())
       throw CLI::ValidationError("--pass-tap '': an interface name has 1 to 15 bytes");
-    if (!a->pass_tap.empty() && (a->xsk.size() != 1 || !a->tap.empty()))
+    if (!a->pass_tap.empty() &&
+        (a->xsk.empty() || !a->tap.empty() ||
+         std::any_of(a->xsk.begin(), a->xsk.end(), [&](const std::string& x) {
+           return knod::io::XskPort::parse(x).first != knod::io::XskPort::parse(a->xsk[0]).first;
+         })))
       throw CLI::ValidationError(
-          "--pass-tap: only with one --xsk port (the TAP takes that port's place in the "
+          "--pass-tap: only with --xsk ports of one interface (the TAP takes its place in the "
           "host's stack)");
     if (a->duration > 0 && !live)
       throw CLI::ValidationError(

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -218,18 +219,23 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       if (c.name == name) throw Error(fmt::format("--tap {}: given twice", name));
     add(std::make_unique<io::TapPort>(name));
   }
+  // --xsk: the queues of one interface open together (io::XskPort::open), in the order of the
+  // interfaces' first --xsk.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> xsks;
   for (const std::string& arg : opts.in_xsks) {
     const auto [name, queue] = io::XskPort::parse(arg);
     for (const auto& c : res.ports)
-      if (c.name == name)
-        throw Error(c.kind == "xsk" ? fmt::format("--xsk {}: one queue per interface ({}:{} is "
-                                                  "given too)",
-                                                  arg, c.name, c.queue)
-                                    : fmt::format("--xsk {}: {} is a --tap port too", arg, name));
-    add(std::make_unique<io::XskPort>(name, queue));
+      if (c.name == name) throw Error(fmt::format("--xsk {}: {} is a --tap port too", arg, name));
+    auto it = std::find_if(xsks.begin(), xsks.end(), [&](auto& x) { return x.first == name; });
+    if (it == xsks.end()) it = xsks.insert(xsks.end(), {name, {}});
+    if (std::find(it->second.begin(), it->second.end(), queue) != it->second.end())
+      throw Error(fmt::format("--xsk {}:{}: given twice", name, queue));
+    it->second.push_back(queue);
   }
-  // --pass-tap (one --xsk port): a TAP knod made gets the port's Ethernet address and goes up,
-  // so that the stack takes the unicast frames sent to the port. The port's frames wait in its
+  for (const auto& [name, queues] : xsks)
+    for (auto& p : io::XskPort::open(name, queues)) add(std::move(p));
+  // --pass-tap (--xsk ports of one interface): a TAP knod made gets its Ethernet address and goes
+  // up, so that the stack takes the unicast frames sent to the port. The port's frames wait in its
   // ring meanwhile.
   std::optional<io::TapPort> pass;
   if (!opts.pass_tap.empty()) {
@@ -318,8 +324,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       const uint64_t r = b.redirect[i];
       to = UINT32_MAX;
       if (device::redirect_kind(r) == device::RedirectKind::kIfindex)
-        for (uint32_t p = 0; p < res.ports.size(); ++p)
-          if (res.ports[p].ifindex == device::redirect_value(r)) to = p;
+        for (uint32_t p = 0; p < res.ports.size() && to == UINT32_MAX; ++p)
+          if (res.ports[p].ifindex == device::redirect_value(r)) to = p;  // its first queue
       if (to == UINT32_MAX) {
         ++res.redirect_unsent;
         return;

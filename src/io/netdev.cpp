@@ -1,5 +1,7 @@
 #include "io/netdev.h"
 
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +20,14 @@ int netdev_ioctl(const std::string& name, unsigned long request, ifreq& ifr) {
   const int e = ::ioctl(s, request, &ifr) == 0 ? 0 : errno;
   ::close(s);
   return e;
+}
+
+uint32_t rx_queue_count(const std::string& name) {
+  ethtool_channels ch{};
+  ch.cmd = ETHTOOL_GCHANNELS;
+  ifreq ifr{};
+  ifr.ifr_data = reinterpret_cast<char*>(&ch);
+  return netdev_ioctl(name, SIOCETHTOOL, ifr) == 0 ? ch.max_rx + ch.max_combined : 0;
 }
 
 }  // namespace knod::io

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <xdp/xsk.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "io/netdev.h"
 
 namespace knod::io {
 
@@ -28,6 +30,7 @@ constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;  // 4096 bytes
 constexpr uint32_t kFrames = 4096;                             // 16 MiB of UMEM
 constexpr uint32_t kRxFrames = kFrames / 2;                    // on the fill ring
 constexpr uint32_t kRing = 2048;                               // every ring's entries
+constexpr uint32_t kMinXskEntries = 64;  // the XSKMAP's entries where the driver says fewer
 
 /// knod's redirect program: return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS).
 int load_redirect_prog(int map_fd) {
@@ -54,6 +57,24 @@ std::string why(int err) {  // err: a positive errno
   if (err == EPERM || err == EACCES) s += ": needs root (CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF)";
   return s;
 }
+
+// The error for an interface that has XDP program `id` already (knod's or another).
+Error taken(const std::string& where, const std::string& ifname, uint32_t id) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  const int fd = bpf_prog_get_fd_by_id(id);
+  const bool knod = fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+                    std::string_view(info.name) == "knod_xsk";
+  if (fd >= 0) ::close(fd);
+  if (knod)
+    return Error(fmt::format(
+        "{}: another knod holds the interface (its XDP program knod_xsk, id {}, is attached)",
+        where, id));
+  return Error(fmt::format(
+      "{}: the interface already has an XDP program (id {}); knod attaches its own: detach "
+      "it first (ip link set dev {} xdp off)",
+      where, id, ifname));
+}
 }  // namespace
 
 struct XskPort::Rings {
@@ -62,20 +83,14 @@ struct XskPort::Rings {
   xsk_socket* xsk = nullptr;
   xsk_ring_prod fill{}, tx{};
   xsk_ring_cons comp{}, rx{};
-  int map_fd = -1, prog_fd = -1;
-  int link_fd = -1;  // the BPF link holding the program on the interface (gone when knod is)
   std::vector<uint64_t> free_tx;  // UMEM addresses of TX frames not on the TX ring
   uint32_t tx_out = 0;            // TX frames on the ring, not completed yet
 
   ~Rings() {
-    if (link_fd >= 0) bpf_link_detach(link_fd), ::close(link_fd);
-    if (xsk) xsk_socket__delete(xsk);
+    if (xsk) xsk_socket__delete(xsk);  // the kernel takes it out of the XSKMAP
     if (umem) xsk_umem__delete(umem);
     if (area != MAP_FAILED) ::munmap(area, size_t(kFrames) * kFrameSize);
-    if (prog_fd >= 0) ::close(prog_fd);
-    if (map_fd >= 0) ::close(map_fd);
   }
-  uint32_t ifindex = 0;
 
   int fd() const { return xsk_socket__fd(xsk); }
   void recycle(uint64_t addr) {  // an RX frame back on the fill ring
@@ -91,6 +106,28 @@ struct XskPort::Rings {
       free_tx.push_back(*xsk_ring_cons__comp_addr(&comp, idx + k) & ~uint64_t(kFrameSize - 1));
     if (n) xsk_ring_cons__release(&comp, n);
     tx_out -= std::min(tx_out, n);
+  }
+};
+
+// knod's redirect program on one interface and its XSKMAP (queue -> socket), shared by the
+// ports on the interface's queues; the last one to close detaches the program.
+struct XskPort::Attachment {
+  uint32_t ifindex = 0;
+  int map_fd = -1, prog_fd = -1;
+  int link_fd = -1;      // the BPF link holding the program on the interface (gone with knod)
+  uint32_t entries = 0;  // the XSKMAP's: queues 0 .. entries - 1
+  bool drv = false;      // attached as the driver's XDP (else generic)
+
+  ~Attachment() {
+    detach();
+    if (prog_fd >= 0) ::close(prog_fd);
+    if (map_fd >= 0) ::close(map_fd);
+  }
+  void detach() {
+    if (link_fd < 0) return;
+    bpf_link_detach(link_fd);
+    ::close(link_fd);
+    link_fd = -1;
   }
 };
 
@@ -114,31 +151,87 @@ std::pair<std::string, uint32_t> XskPort::parse(const std::string& arg) {
   return {name, queue};
 }
 
-XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t max_len)
-    : r_(std::make_unique<Rings>()), name_(ifname), queue_(queue), max_len_(max_len) {
+std::shared_ptr<XskPort::Attachment> XskPort::prepare(const std::string& ifname, uint32_t queue,
+                                                      uint32_t top) {
   const std::string where = fmt::format("--xsk {}:{}", ifname, queue);
-  ifindex_ = ::if_nametoindex(ifname.c_str());
-  if (!ifindex_) throw Error(fmt::format("{}: no such interface", where));
-  r_->ifindex = ifindex_;
-  auto taken = [&](uint32_t id) {
-    bpf_prog_info info{};
-    uint32_t len = sizeof info;
-    const int fd = bpf_prog_get_fd_by_id(id);
-    const bool knod = fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
-                      std::string_view(info.name) == "knod_xsk";
-    if (fd >= 0) ::close(fd);
-    if (knod)
-      return Error(
-          fmt::format("{}: another knod holds the interface (its XDP program knod_xsk, "
-                      "id {}, is attached)",
-                      where, id));
-    return Error(fmt::format(
-        "{}: the interface already has an XDP program (id {}); knod attaches its own: detach "
-        "it first (ip link set dev {} xdp off)",
-        where, id, ifname));
+  auto at = std::make_shared<Attachment>();
+  at->ifindex = ::if_nametoindex(ifname.c_str());
+  if (!at->ifindex) throw Error(fmt::format("{}: no such interface", where));
+  if (uint32_t id = 0; bpf_xdp_query_id(static_cast<int>(at->ifindex), 0, &id) == 0 && id)
+    throw taken(where, ifname, id);
+  // Room for every queue the interface has (ETHTOOL_GCHANNELS) and every queue asked for.
+  at->entries = std::max({top + 1, rx_queue_count(ifname), kMinXskEntries});
+  at->map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "knod_xsks", 4, 4, at->entries, nullptr);
+  if (at->map_fd < 0)
+    throw Error(fmt::format("{}: cannot create the XSKMAP ({})", where, why(-at->map_fd)));
+  return at;
+}
+
+void XskPort::attach(Mode mode) {
+  const std::string where = fmt::format("--xsk {}:{}", name_, queue_);
+  at_->prog_fd = load_redirect_prog(at_->map_fd);
+  if (at_->prog_fd < 0)
+    throw Error(
+        fmt::format("{}: the kernel refused the redirect program ({})", where, why(-at_->prog_fd)));
+  // A BPF link: the kernel detaches the program when knod ends, however it ends (SIGKILL too).
+  auto link = [&](uint32_t flags) {
+    bpf_link_create_opts lo{};
+    lo.sz = sizeof lo;
+    lo.flags = flags;
+    at_->link_fd = bpf_link_create(at_->prog_fd, static_cast<int>(ifindex_), BPF_XDP, &lo);
+    return at_->link_fd < 0 ? at_->link_fd : 0;
   };
-  if (uint32_t id = 0; bpf_xdp_query_id(static_cast<int>(ifindex_), 0, &id) == 0 && id)
-    throw taken(id);
+  int e = link(mode_flags(mode));
+  if (e && mode == Mode::kAuto && -e != EBUSY && -e != EEXIST && -e != EPERM)
+    e = link(XDP_FLAGS_SKB_MODE);  // the driver's XDP refused (MTU too large...): generic
+  if (e) {
+    uint32_t id = 0;
+    if ((-e == EBUSY || -e == EEXIST) && bpf_xdp_query_id(static_cast<int>(ifindex_), 0, &id) == 0)
+      throw taken(where, name_, id);
+    throw Error(fmt::format("{}: cannot attach the XDP program ({}{})", where, why(-e),
+                            mode == Mode::kDrv && -e == EOPNOTSUPP
+                                ? ": the driver has no XDP of its own (use generic mode)"
+                                : ""));
+  }
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof q;
+  if (bpf_xdp_query(static_cast<int>(ifindex_), 0, &q) == 0)
+    at_->drv = q.attach_mode == XDP_ATTACHED_DRV || q.attach_mode == XDP_ATTACHED_HW;
+}
+
+XskPort::XskPort(std::shared_ptr<Attachment> at, const std::string& ifname, uint32_t queue,
+                 uint32_t max_len)
+    : r_(std::make_unique<Rings>()),
+      at_(std::move(at)),
+      name_(ifname),
+      ifindex_(at_->ifindex),
+      queue_(queue),
+      max_len_(max_len) {
+  const std::string where = fmt::format("--xsk {}:{}", ifname, queue);
+  open_socket(where);
+  const uint32_t key = queue_;
+  const int sock = r_->fd();
+  if (bpf_map_update_elem(at_->map_fd, &key, &sock, 0) != 0)
+    throw Error(fmt::format("{}: cannot put the socket in the XSKMAP ({})", where, why(errno)));
+}
+
+XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t max_len)
+    : XskPort(prepare(ifname, queue, queue), ifname, queue, max_len) {
+  attach(mode);
+}
+
+std::vector<std::unique_ptr<XskPort>> XskPort::open(const std::string& ifname,
+                                                    const std::vector<uint32_t>& queues, Mode mode,
+                                                    uint32_t max_len) {
+  std::vector<std::unique_ptr<XskPort>> ports;
+  if (queues.empty()) return ports;
+  auto at = prepare(ifname, queues[0], *std::max_element(queues.begin(), queues.end()));
+  for (const uint32_t q : queues) ports.emplace_back(new XskPort(at, ifname, q, max_len));
+  ports[0]->attach(mode);  // every queue's socket is in the XSKMAP: all start at once
+  return ports;
+}
+
+void XskPort::open_socket(const std::string& where) {
   const size_t size = size_t(kFrames) * kFrameSize;
   r_->area = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (r_->area == MAP_FAILED)
@@ -152,7 +245,7 @@ XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t 
     if (int e = xsk_umem__create(&r_->umem, r_->area, size, &r_->fill, &r_->comp, &uc); e)
       throw Error(fmt::format("{}: cannot register the UMEM ({})", where, why(-e)));
     const int e =
-        xsk_socket__create(&r_->xsk, ifname.c_str(), queue, r_->umem, &r_->rx, &r_->tx, &sc);
+        xsk_socket__create(&r_->xsk, name_.c_str(), queue_, r_->umem, &r_->rx, &r_->tx, &sc);
     if (!e) break;
     r_->xsk = nullptr;
     xsk_umem__delete(r_->umem);
@@ -175,42 +268,6 @@ XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t 
   xsk_ring_prod__submit(&r_->fill, kRxFrames);
   for (uint32_t i = kFrames; i > kRxFrames; --i)
     r_->free_tx.push_back(uint64_t(i - 1) * kFrameSize);
-
-  r_->map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "knod_xsks", 4, 4, queue + 1, nullptr);
-  if (r_->map_fd < 0)
-    throw Error(fmt::format("{}: cannot create the XSKMAP ({})", where, why(-r_->map_fd)));
-  const uint32_t key = queue;
-  const int sock = r_->fd();
-  if (bpf_map_update_elem(r_->map_fd, &key, &sock, 0) != 0)
-    throw Error(fmt::format("{}: cannot put the socket in the XSKMAP ({})", where, why(errno)));
-  r_->prog_fd = load_redirect_prog(r_->map_fd);
-  if (r_->prog_fd < 0)
-    throw Error(
-        fmt::format("{}: the kernel refused the redirect program ({})", where, why(-r_->prog_fd)));
-  // A BPF link: the kernel detaches the program when knod ends, however it ends (SIGKILL too).
-  auto attach = [&](uint32_t flags) {
-    bpf_link_create_opts lo{};
-    lo.sz = sizeof lo;
-    lo.flags = flags;
-    r_->link_fd = bpf_link_create(r_->prog_fd, static_cast<int>(ifindex_), BPF_XDP, &lo);
-    return r_->link_fd < 0 ? r_->link_fd : 0;
-  };
-  int e = attach(mode_flags(mode));
-  if (e && mode == Mode::kAuto && -e != EBUSY && -e != EEXIST && -e != EPERM)
-    e = attach(XDP_FLAGS_SKB_MODE);  // the driver's XDP refused (MTU too large...): generic
-  if (e) {
-    uint32_t id = 0;
-    if ((-e == EBUSY || -e == EEXIST) && bpf_xdp_query_id(static_cast<int>(ifindex_), 0, &id) == 0)
-      throw taken(id);
-    throw Error(fmt::format("{}: cannot attach the XDP program ({}{})", where, why(-e),
-                            mode == Mode::kDrv && -e == EOPNOTSUPP
-                                ? ": the driver has no XDP of its own (use generic mode)"
-                                : ""));
-  }
-  bpf_xdp_query_opts q{};
-  q.sz = sizeof q;
-  if (bpf_xdp_query(static_cast<int>(ifindex_), 0, &q) == 0)
-    drv_ = q.attach_mode == XDP_ATTACHED_DRV || q.attach_mode == XDP_ATTACHED_HW;
 }
 
 XskPort::~XskPort() {
@@ -278,10 +335,7 @@ void XskPort::flush() {
 }
 
 void XskPort::stop_input() {
-  if (r_->link_fd < 0) return;
-  bpf_link_detach(r_->link_fd);
-  ::close(r_->link_fd);
-  r_->link_fd = -1;
+  at_->detach();
 }
 
 uint64_t XskPort::kernel_drops() const {
@@ -297,6 +351,10 @@ void XskPort::check_alive() const {
   if (::getsockopt(r_->fd(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err)
     throw Error(
         fmt::format("--xsk {}:{}: the interface went away ({})", name_, queue_, strerror(err)));
+}
+
+bool XskPort::drv() const {
+  return at_->drv;
 }
 
 std::string XskPort::mode() const {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "io/port.h"
 
@@ -35,6 +36,14 @@ class XskPort final : public Port {
   /// AF_XDP.
   XskPort(const std::string& ifname, uint32_t queue, Mode mode = Mode::kAuto,
           uint32_t max_len = PcapReader::kDefaultMaxLen);
+  /// Opens an AF_XDP socket on each of RX queues `queues` of interface `ifname` (in that
+  /// order), then attaches knod's redirect program, which all of them share with its XSKMAP:
+  /// the queues start at once, and the program stays on while any of the ports is open.
+  /// Throws knod::Error as the constructor does, naming the queue at fault.
+  static std::vector<std::unique_ptr<XskPort>> open(const std::string& ifname,
+                                                    const std::vector<uint32_t>& queues,
+                                                    Mode mode = Mode::kAuto,
+                                                    uint32_t max_len = PcapReader::kDefaultMaxLen);
   ~XskPort() override;
   XskPort(const XskPort&) = delete;
   XskPort& operator=(const XskPort&) = delete;
@@ -50,8 +59,9 @@ class XskPort final : public Port {
   /// Kicks the TX ring (sendto) when frames are queued, and takes back the frames the kernel
   /// has sent (completion ring).
   void flush() override;
-  /// Detaches knod's program (the BPF link); the socket stays bound, so frames already on
-  /// the RX ring can be read and the TX ring still sends.
+  /// Detaches knod's program (the BPF link) from the interface, for every port on it; the
+  /// socket stays bound, so frames already on the RX ring can be read and the TX ring still
+  /// sends.
   void stop_input() override;
 
   std::string_view kind() const override { return "xsk"; }
@@ -67,7 +77,7 @@ class XskPort final : public Port {
   void check_alive() const override;
 
   /// How the program was attached: "xdpdrv" (the driver's XDP) or "xdpgeneric".
-  std::string_view attach_mode() const { return drv_ ? "xdpdrv" : "xdpgeneric"; }
+  std::string_view attach_mode() const { return drv() ? "xdpdrv" : "xdpgeneric"; }
   /// attach_mode() and "copy" or "zero-copy".
   std::string mode() const override;
   /// Whether the socket is bound in zero-copy mode (XDP_OPTIONS: XDP_OPTIONS_ZEROCOPY).
@@ -75,10 +85,20 @@ class XskPort final : public Port {
 
  private:
   struct Rings;
+  struct Attachment;
+  // The socket on `queue`, put in the XSKMAP of `at` (not attached yet).
+  XskPort(std::shared_ptr<Attachment> at, const std::string& ifname, uint32_t queue,
+          uint32_t max_len);
+  // The interface's XSKMAP, room for queues up to `top`; `queue` names the errors.
+  static std::shared_ptr<Attachment> prepare(const std::string& ifname, uint32_t queue,
+                                             uint32_t top);
+  void attach(Mode mode);                      // knod's program onto the interface
+  void open_socket(const std::string& where);  // UMEM, socket, fill ring; `where` for errors
+  bool drv() const;
   std::unique_ptr<Rings> r_;
+  std::shared_ptr<Attachment> at_;  // after r_: the program comes off before the socket closes
   std::string name_;
   uint32_t ifindex_ = 0, queue_ = 0, max_len_;
-  bool drv_ = false;
   uint64_t skipped_too_large_ = 0, write_errors_ = 0;
 };
 

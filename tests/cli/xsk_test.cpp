@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -44,14 +45,19 @@ using knod::cli_test::temp_dir;
 const std::string kIcmpEcho = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
 const std::string kIcmpMaps = std::string(KNOD_EXAMPLE_SRC_DIR) + "/icmp_echo.maps.json";
 
-std::string enter_netns_with_veth() {
+// `queues`: each end's RX and TX queues.
+std::string enter_netns_with_veth(int queues = 1) {
   if (::unshare(CLONE_NEWNET) != 0)
     return std::string("unshare(CLONE_NEWNET): ") + strerror(errno) + " (needs root)";
-  if (std::system("sysctl -qw net.ipv6.conf.default.disable_ipv6=1 && "
-                  "ip link add kv0 type veth peer name kv1 && ip link set kv1 up && "
-                  "ip addr add 10.0.0.1/24 dev kv0 && ip link set kv0 up && "
-                  "ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev kv0 nud permanent") != 0)
-    return "cannot make a veth pair (ip link add kv0 type veth peer name kv1)";
+  const std::string q =
+      " numtxqueues " + std::to_string(queues) + " numrxqueues " + std::to_string(queues);
+  const std::string add = "ip link add kv0" + q + " type veth peer name kv1" + q;
+  if (std::system(("sysctl -qw net.ipv6.conf.default.disable_ipv6=1 && " + add +
+                   " && ip link set kv1 up && "
+                   "ip addr add 10.0.0.1/24 dev kv0 && ip link set kv0 up && "
+                   "ip neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev kv0 nud permanent")
+                      .c_str()) != 0)
+    return "cannot make a veth pair (" + add + ")";
   return "";
 }
 
@@ -130,8 +136,8 @@ TEST(RunXsk, PortsOnTheCommandLine) {
       << r.err;
   r = knod("run " + kIcmpEcho + " -r x.pcap --pass-tap kp0");
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--pass-tap: only with one --xsk port (the TAP takes that port's place "
-                       "in the host's stack)"),
+  EXPECT_NE(r.err.find("--pass-tap: only with --xsk ports of one interface (the TAP takes its "
+                       "place in the host's stack)"),
             std::string::npos)
       << r.err;
   r = knod("run " + kIcmpEcho + " --xsk kv1 --pass-tap ''");
@@ -140,7 +146,12 @@ TEST(RunXsk, PortsOnTheCommandLine) {
       << r.err;
   r = knod("run " + kIcmpEcho + " --xsk kv1 --tap kt9 --pass-tap kp0");
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--pass-tap: only with one --xsk port"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--pass-tap: only with --xsk ports of one interface"), std::string::npos)
+      << r.err;
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kv0:1 --pass-tap kp0");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--pass-tap: only with --xsk ports of one interface"), std::string::npos)
+      << r.err;
   r = knod("run " + kIcmpEcho + " --xsk kv1:q");
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err,
@@ -160,9 +171,17 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   r = knod("run " + kIcmpEcho + " --xsk nosuch0");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "knod: --xsk nosuch0:0: no such interface\n");
-  r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kv1:1");
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kv1:0");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "knod: --xsk kv1:1: one queue per interface (kv1:0 is given too)\n");
+  EXPECT_EQ(r.err, "knod: --xsk kv1:0: given twice\n");
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kv1:1");  // kv1 has one queue
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err,
+            "knod: --xsk kv1:1: cannot open an AF_XDP socket on the queue (Invalid argument: "
+            "does the interface have that queue?)\n");
+  uint32_t left = 0;  // the first queue's program came off with the error
+  bpf_xdp_query_id(static_cast<int>(::if_nametoindex("kv1")), 0, &left);
+  EXPECT_EQ(left, 0u) << "knod left its program on kv1";
   // An interface with an XDP program of someone else's (return XDP_PASS): refused, left as
   // it was.
   const bpf_insn pass[] = {{BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
@@ -457,6 +476,110 @@ TEST(RunXsk, PassTapDeletedMidRunEndsTheRun) {
   EXPECT_EQ(st["port_error"].get<std::string>().rfind("--pass-tap kp0: the interface went away", 0),
             0u)
       << st.dump();
+}
+
+// An ICMP echo request from 10.0.0.1 to 10.0.0.2 (icmp_echo answers it with XDP_TX), valid
+// checksums (RFC 1071), 42 bytes.
+std::vector<uint8_t> echo_request() {
+  std::vector<uint8_t> f = {2,    0, 0, 0,  0,    2,    2, 0, 0,  0, 0, 1, 0x08, 0x00,  // Ethernet
+                            0x45, 0, 0, 28, 0,    1,    0, 0, 64, 1, 0, 0,              // IPv4
+                            10,   0, 0, 1,  10,   0,    0, 2,                           //
+                            8,    0, 0, 0,  0x12, 0x34, 0, 1};                          // echo
+  auto sum = [&](size_t at, size_t n, size_t check) {
+    uint32_t c = 0;
+    for (size_t i = at; i < at + n; i += 2) c += uint32_t(f[i] << 8 | f[i + 1]);
+    while (c >> 16) c = (c & 0xffff) + (c >> 16);
+    f[check] = uint8_t(~c >> 8), f[check + 1] = uint8_t(~c);
+  };
+  sum(14, 20, 24);
+  sum(34, 8, 36);
+  return f;
+}
+
+// Sends `frames` out of kv0 from CPU `cpu`, past the qdisc (PACKET_QDISC_BYPASS): the kernel
+// then puts them on kv0's TX queue cpu % 2 (packet_pick_tx_queue records the CPU as the
+// skb's queue, skb_tx_hash takes it), and a veth gives a frame to its peer's RX queue of that
+// number (veth_xmit), where knod's program runs on it (XDP_ATTACHED_DRV).
+void send_from_cpu(int cpu, const std::vector<std::vector<uint8_t>>& frames) {
+  std::thread t([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0) << strerror(errno);
+    const Socket sock{::socket(AF_PACKET, SOCK_RAW, 0)};
+    ASSERT_GE(sock.fd, 0) << strerror(errno);
+    const int on = 1;
+    ASSERT_EQ(::setsockopt(sock.fd, SOL_PACKET, PACKET_QDISC_BYPASS, &on, sizeof on), 0);
+    sockaddr_ll to{};
+    to.sll_family = AF_PACKET;
+    to.sll_ifindex = static_cast<int>(::if_nametoindex("kv0"));
+    to.sll_halen = 6;
+    for (const auto& f : frames)
+      ASSERT_EQ(::sendto(sock.fd, f.data(), f.size(), 0, reinterpret_cast<const sockaddr*>(&to),
+                         sizeof to),
+                static_cast<ssize_t>(f.size()))
+          << strerror(errno);
+  });
+  t.join();
+}
+
+// A NIC spreads its traffic over several RX queues: knod takes each queue given (--xsk kv1:0
+// --xsk kv1:1), a socket each, under one program and XSKMAP. kv0 and kv1 have two queues
+// each; what an even CPU sends arrives on queue 0, an odd CPU's on queue 1 (send_from_cpu).
+// XDP_TX leaves by the socket of the frame's queue.
+TEST(RunXsk, TwoQueuesOfOneInterface) {
+  cpu_set_t mine;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+  int cpu[2] = {-1, -1};  // an even and an odd CPU this test may use
+  for (int c = CPU_SETSIZE - 1; c >= 0; --c)
+    if (CPU_ISSET(c, &mine)) cpu[c % 2] = c;
+  if (cpu[0] < 0 || cpu[1] < 0)
+    GTEST_SKIP() << "needs an even and an odd CPU to send on both of kv0's TX queues";
+  if (std::string why = enter_netns_with_veth(2); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = temp_dir();
+  std::future<Result> run;
+  std::string why;
+  const pid_t pid =
+      start_knod(run,
+                 kIcmpEcho + " --map-load " + kIcmpMaps +
+                     " --xsk kv1:0 --xsk kv1:1 -c 12 --duration 30 --stats " + dir + "/stats.json",
+                 dir, why);
+  if (!pid && why.find("Address family not supported") != std::string::npos)
+    GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
+  ASSERT_NE(pid, 0) << why;
+  // 60-byte frames of EtherType 0x88b5 (XDP_PASS): 4 on queue 0, 6 on queue 1; one echo
+  // request on each.
+  std::vector<uint8_t> other(60, 0);
+  std::copy_n(echo_request().begin(), 12, other.begin());
+  other[12] = 0x88, other[13] = 0xb5;
+  send_from_cpu(cpu[0], {other, other, echo_request(), other, other});
+  send_from_cpu(cpu[1], {other, other, other, other, other, other, echo_request()});
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Result r = run.get();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string kv1 = std::to_string(::if_nametoindex("kv1"));
+  EXPECT_NE(r.out.find("12 packets, 684 bytes from xsk kv1:0 (ifindex " + kv1 +
+                       ", xdpdrv, copy), xsk kv1:1 (ifindex " + kv1 + ", xdpdrv, copy)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("xsk kv1:0: 5 frames in; out: 1 XDP_TX, 0 XDP_REDIRECT\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("xsk kv1:1: 7 frames in; out: 1 XDP_TX, 0 XDP_REDIRECT\n"),
+            std::string::npos)
+      << r.out;
+  const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
+  EXPECT_EQ(st["verdicts"]["XDP_TX"], 2);
+  EXPECT_EQ(st["verdicts"]["XDP_PASS"], 10);
+  ASSERT_EQ(st["ports"].size(), 2u);
+  for (int q = 0; q < 2; ++q) {
+    EXPECT_EQ(st["ports"][q]["queue"], q);
+    EXPECT_EQ(st["ports"][q]["rx"], q ? 7 : 5);
+    EXPECT_EQ(st["ports"][q]["tx"], 1);
+  }
+  uint32_t id = 0;
+  bpf_xdp_query_id(static_cast<int>(::if_nametoindex("kv1")), 0, &id);
+  EXPECT_EQ(id, 0u) << "knod left its program on kv1";
 }
 
 // knod holds its program through a BPF link: the kernel takes it down when knod dies, even

@@ -31,13 +31,17 @@ using knod::io::XskPort;
 
 // kv0 <-> kv1 up, IPv6 off (no router solicitations or MLD reports on the wire), in this
 // process's own network namespace (ctest runs each test in a process of its own).
-std::string enter_netns_with_veth() {
+// `queues`: each end's RX and TX queues.
+std::string enter_netns_with_veth(int queues = 1) {
   if (::unshare(CLONE_NEWNET) != 0)
     return std::string("unshare(CLONE_NEWNET): ") + strerror(errno) + " (needs root)";
-  if (std::system("sysctl -qw net.ipv6.conf.default.disable_ipv6=1 && "
-                  "ip link add kv0 type veth peer name kv1 && "
-                  "ip link set kv0 up && ip link set kv1 up") != 0)
-    return "cannot make a veth pair (ip link add kv0 type veth peer name kv1)";
+  const std::string q =
+      " numtxqueues " + std::to_string(queues) + " numrxqueues " + std::to_string(queues);
+  const std::string add = "ip link add kv0" + q + " type veth peer name kv1" + q;
+  if (std::system(("sysctl -qw net.ipv6.conf.default.disable_ipv6=1 && " + add +
+                   " && ip link set kv0 up && ip link set kv1 up")
+                      .c_str()) != 0)
+    return "cannot make a veth pair (" + add + ")";
   return "";
 }
 
@@ -185,6 +189,39 @@ TEST(XskPort, ErrorsNameTheInterfaceAndSayWhy) {
   EXPECT_EQ(e, "--xsk kv1:0: another knod holds the interface (its XDP program knod_xsk, id " +
                    std::to_string(attached_prog("kv1")) + ", is attached)");
   EXPECT_NE(attached_prog("kv1"), 0u);  // the first port's is still there
+}
+
+// The queues of one interface: one program, attached once every queue's socket is in its
+// XSKMAP, and on until the last of the ports closes. A queue the interface does not have
+// fails the whole open, and nothing is left attached.
+TEST(XskPort, QueuesOfOneInterfaceShareOneProgram) {
+  if (std::string why = enter_netns_with_veth(2); !why.empty()) GTEST_SKIP() << why;
+  try {
+    XskPort::open("kv1", {0, 5});
+    ADD_FAILURE() << "kv1 has no queue 5";
+  } catch (const knod::Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--xsk kv1:5: cannot open an AF_XDP socket on the "
+                                          "queue (Invalid argument",
+                                          0),
+              0u)
+        << e.what();
+  }
+  EXPECT_EQ(attached_prog("kv1"), 0u);
+  auto ports = XskPort::open("kv1", {1, 0});
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0]->queue(), 1u);
+  EXPECT_EQ(ports[1]->queue(), 0u);
+  EXPECT_EQ(ports[1]->attach_mode(), "xdpdrv");
+  const uint32_t id = attached_prog("kv1");
+  EXPECT_NE(id, 0u);
+  ports[0].reset();  // the port that attached the program
+  EXPECT_EQ(attached_prog("kv1"), id);
+  ports[1].reset();
+  EXPECT_EQ(attached_prog("kv1"), 0u);
+  // stop_input on one port takes the program off for all (the end of a run).
+  ports = XskPort::open("kv1", {0, 1});
+  ports[1]->stop_input();
+  EXPECT_EQ(attached_prog("kv1"), 0u);
 }
 
 // veth refuses its own XDP when the MTU leaves no room for a frame in a page: knod falls back

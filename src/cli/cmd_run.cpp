@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
+#include <net/if.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -487,11 +488,18 @@ KNOD_COMMAND(run) {
                                              a->tap.empty() ? "--xsk" : "--tap"));
     if (pass_tap->count() && a->pass_tap.empty())
       throw CLI::ValidationError("--pass-tap '': an interface name has 1 to 15 bytes");
+    // --pass-tap: every --xsk on the first one's interface (an altname is the same one).
+    auto interface_of = [](const std::string& x) {
+      const std::string n = knod::io::XskPort::parse(x).first;
+      const unsigned i = ::if_nametoindex(n.c_str());
+      return std::pair(i, i ? std::string() : n);
+    };
     if (!a->pass_tap.empty() &&
         (a->xsk.empty() || !a->tap.empty() ||
-         std::any_of(a->xsk.begin(), a->xsk.end(), [&](const std::string& x) {
-           return knod::io::XskPort::parse(x).first != knod::io::XskPort::parse(a->xsk[0]).first;
-         })))
+         std::any_of(a->xsk.begin(), a->xsk.end(),
+                     [&, first = interface_of(a->xsk.at(0))](const std::string& x) {
+                       return interface_of(x) != first;
+                     })))
       throw CLI::ValidationError(
           "--pass-tap: only with --xsk ports of one interface (the TAP takes its place in the "
           "host's stack)");

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <linux/bpf.h>
+#include <net/if.h>
 
 #include <algorithm>
 #include <chrono>
@@ -219,21 +220,34 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
       if (c.name == name) throw Error(fmt::format("--tap {}: given twice", name));
     add(std::make_unique<io::TapPort>(name));
   }
-  // --xsk: the queues of one interface open together (io::XskPort::open), in the order of the
-  // interfaces' first --xsk.
-  std::vector<std::pair<std::string, std::vector<uint32_t>>> xsks;
+  // --xsk: the queues of one interface (by ifindex: an altname is the same interface) open
+  // together (io::XskPort::open_stopped), in the order of the interfaces' first --xsk, and
+  // knod's program goes on no interface before every socket is open.
+  struct Xsks {
+    std::string name;  // as first given
+    uint32_t ifindex;  // 0: no such interface (open_stopped says so)
+    std::vector<uint32_t> queues;
+  };
+  std::vector<Xsks> xsks;
   for (const std::string& arg : opts.in_xsks) {
     const auto [name, queue] = io::XskPort::parse(arg);
     for (const auto& c : res.ports)
       if (c.name == name) throw Error(fmt::format("--xsk {}: {} is a --tap port too", arg, name));
-    auto it = std::find_if(xsks.begin(), xsks.end(), [&](auto& x) { return x.first == name; });
-    if (it == xsks.end()) it = xsks.insert(xsks.end(), {name, {}});
-    if (std::find(it->second.begin(), it->second.end(), queue) != it->second.end())
-      throw Error(fmt::format("--xsk {}:{}: given twice", name, queue));
-    it->second.push_back(queue);
+    const uint32_t ifindex = ::if_nametoindex(name.c_str());
+    auto it = std::find_if(xsks.begin(), xsks.end(), [&](const Xsks& x) {
+      return ifindex ? x.ifindex == ifindex : x.name == name;
+    });
+    if (it == xsks.end()) it = xsks.insert(xsks.end(), {name, ifindex, {}});
+    if (std::find(it->queues.begin(), it->queues.end(), queue) != it->queues.end())
+      throw Error(fmt::format("--xsk {}:{}: given twice{}", name, queue,
+                              name == it->name ? "" : " (" + it->name + " is " + name + ")"));
+    it->queues.push_back(queue);
   }
-  for (const auto& [name, queues] : xsks)
-    for (auto& p : io::XskPort::open(name, queues)) add(std::move(p));
+  std::vector<std::vector<std::unique_ptr<io::XskPort>>> opened;
+  for (const Xsks& x : xsks) opened.push_back(io::XskPort::open_stopped(x.name, x.queues));
+  for (auto& o : opened) o.at(0)->start();
+  for (auto& o : opened)
+    for (auto& p : o) add(std::move(p));
   // --pass-tap (--xsk ports of one interface): a TAP knod made gets its Ethernet address and goes
   // up, so that the stack takes the unicast frames sent to the port. The port's frames wait in its
   // ring meanwhile.

@@ -76,10 +76,10 @@ struct JobOptions {
   /// XDP_TX goes back out of the port a frame came from, XDP_REDIRECT to a port's ifindex
   /// (bpf_redirect, a DEVMAP entry) out of that port.
   std::vector<std::string> in_xsks;
-  /// --pass-tap NAME (exactly one --xsk port, no --tap): XDP_PASS frames (after --xfrm, what
+  /// --pass-tap NAME (--xsk ports of one interface, no --tap): XDP_PASS frames (after --xfrm, what
   /// it keeps) are written into TAP interface NAME, whose kernel receives them: the host's
   /// stack gets what the program passes (an AF_XDP queue has no way back into its NIC's
-  /// receive path). Both ways: the frames the host sends out of NAME leave by the port (not
+  /// receive path). Both ways: the frames the host sends out of NAME leave by the first port (not
   /// run). A TAP knod makes gets the port's Ethernet address and is brought up; a persistent
   /// one must be up (else knod::Error).
   /// Empty: XDP_PASS frames are counted and written to --pass only.
@@ -139,10 +139,12 @@ struct JobResult {
   double seconds = 0;                      ///< wall time of the batches (excl. I/O)
   std::vector<uint64_t> batch_latency_ns;  ///< --persistent: per batch, first packet read to done
   uint64_t batches_by_timeout = 0;         ///< --persistent: batches cut by the timeout
-  std::vector<PortCounters> ports;  ///< --tap, --xsk: each port's, taps first, in the order given
-  uint64_t redirect_unsent = 0;     ///< ports: XDP_REDIRECT frames whose target is no port
-  std::string pass_tap;  ///< --pass-tap: the interface (a template filled in); empty: none
-  uint64_t passed = 0;   ///< --pass-tap: XDP_PASS frames the TAP took (write(2) done)
+  /// --tap, --xsk: each port's; taps first in the order given, then the --xsk queues grouped
+  /// by interface (interfaces in the order of their first --xsk, queues as given)
+  std::vector<PortCounters> ports;
+  uint64_t redirect_unsent = 0;  ///< ports: XDP_REDIRECT frames whose target is no port
+  std::string pass_tap;          ///< --pass-tap: the interface (a template filled in); empty: none
+  uint64_t passed = 0;           ///< --pass-tap: XDP_PASS frames the TAP took (write(2) done)
   /// --pass-tap: XDP_PASS frames write(2) refused (the interface went down: EIO; no buffer).
   uint64_t pass_refused = 0;
   uint64_t from_host = 0;          ///< --pass-tap: frames the host sent out of it, sent by the port

@@ -223,11 +223,18 @@ XskPort::XskPort(const std::string& ifname, uint32_t queue, Mode mode, uint32_t 
 std::vector<std::unique_ptr<XskPort>> XskPort::open(const std::string& ifname,
                                                     const std::vector<uint32_t>& queues, Mode mode,
                                                     uint32_t max_len) {
+  auto ports = open_stopped(ifname, queues, max_len);
+  if (!ports.empty()) ports[0]->attach(mode);  // every queue's socket is in the XSKMAP
+  return ports;
+}
+
+std::vector<std::unique_ptr<XskPort>> XskPort::open_stopped(const std::string& ifname,
+                                                            const std::vector<uint32_t>& queues,
+                                                            uint32_t max_len) {
   std::vector<std::unique_ptr<XskPort>> ports;
   if (queues.empty()) return ports;
   auto at = prepare(ifname, queues[0], *std::max_element(queues.begin(), queues.end()));
   for (const uint32_t q : queues) ports.emplace_back(new XskPort(at, ifname, q, max_len));
-  ports[0]->attach(mode);  // every queue's socket is in the XSKMAP: all start at once
   return ports;
 }
 

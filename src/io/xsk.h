@@ -6,7 +6,8 @@
 // knod attaches its own XDP program to the interface (6 instructions: bpf_redirect_map of
 // the frame's rx_queue_index into an XSKMAP, XDP_PASS where the queue has no socket, so the
 // other queues' traffic still reaches the stack) through a BPF link, which the kernel takes
-// down when the port closes or knod ends in any way (SIGKILL too). kAuto falls back to
+// down when the last port on the interface closes, stop_input() is called or knod ends in any
+// way (SIGKILL too). kAuto falls back to
 // generic XDP where the driver's own refuses (veth: an MTU too large for XDP). The UMEM is 4096
 // frames of 4096 bytes (16 MiB): half on the fill ring for RX, half for TX. Frames are copied in
 // and out of knod's batches.
@@ -44,6 +45,14 @@ class XskPort final : public Port {
                                                     const std::vector<uint32_t>& queues,
                                                     Mode mode = Mode::kAuto,
                                                     uint32_t max_len = PcapReader::kDefaultMaxLen);
+  /// open() but for the program: start() on the first port attaches it. For a caller that
+  /// opens several interfaces and attaches to none before every socket is open.
+  static std::vector<std::unique_ptr<XskPort>> open_stopped(
+      const std::string& ifname, const std::vector<uint32_t>& queues,
+      uint32_t max_len = PcapReader::kDefaultMaxLen);
+  /// Attaches knod's program to the interface (open_stopped's ports). Throws knod::Error as
+  /// the constructor does.
+  void start(Mode mode = Mode::kAuto) { attach(mode); }
   ~XskPort() override;
   XskPort(const XskPort&) = delete;
   XskPort& operator=(const XskPort&) = delete;

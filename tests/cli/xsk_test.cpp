@@ -174,12 +174,16 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kv1:0");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "knod: --xsk kv1:0: given twice\n");
+  ASSERT_EQ(std::system("ip link property add dev kv1 altname kvalt"), 0);
+  r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kvalt:0");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "knod: --xsk kvalt:0: given twice (kv1 is kvalt)\n");
   r = knod("run " + kIcmpEcho + " --xsk kv1 --xsk kv1:1");  // kv1 has one queue
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err,
             "knod: --xsk kv1:1: cannot open an AF_XDP socket on the queue (Invalid argument: "
             "does the interface have that queue?)\n");
-  uint32_t left = 0;  // the first queue's program came off with the error
+  uint32_t left = 0;  // nothing was attached: the program goes on once every socket is open
   bpf_xdp_query_id(static_cast<int>(::if_nametoindex("kv1")), 0, &left);
   EXPECT_EQ(left, 0u) << "knod left its program on kv1";
   // An interface with an XDP program of someone else's (return XDP_PASS): refused, left as
@@ -497,9 +501,10 @@ std::vector<uint8_t> echo_request() {
 }
 
 // Sends `frames` out of kv0 from CPU `cpu`, past the qdisc (PACKET_QDISC_BYPASS): the kernel
-// then puts them on kv0's TX queue cpu % 2 (packet_pick_tx_queue records the CPU as the
-// skb's queue, skb_tx_hash takes it), and a veth gives a frame to its peer's RX queue of that
-// number (veth_xmit), where knod's program runs on it (XDP_ATTACHED_DRV).
+// then puts them on kv0's TX queue cpu % 2 (packet_pick_tx_queue records cpu % 2 as the
+// skb's queue, and skb_tx_hash takes it where kv0 has no XPS map, as in a new namespace), and
+// a veth gives a frame to its peer's RX queue of that number (veth_xmit) when the peer runs
+// XDP in the driver (xdpdrv, which the test checks): knod's program runs on it there.
 void send_from_cpu(int cpu, const std::vector<std::vector<uint8_t>>& frames) {
   std::thread t([&] {
     cpu_set_t one;

@@ -245,7 +245,19 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   }
   std::vector<std::vector<std::unique_ptr<io::XskPort>>> opened;
   for (const Xsks& x : xsks) opened.push_back(io::XskPort::open_stopped(x.name, x.queues));
-  for (auto& o : opened) o.at(0)->start();
+  for (auto& o : opened) {
+    o.at(0)->start();
+    // Generic XDP takes a frame's RX queue from its skb: the one its driver recorded, else 0.
+    // A veth records none of its own (its frames come to queue 0, or one below the peer's TX
+    // queue), so the sockets on other queues may get nothing: say so while it runs.
+    const auto above0 = std::find_if(o.begin(), o.end(), [](auto& p) { return p->queue() > 0; });
+    if (o[0]->attach_mode() == "xdpgeneric" && above0 != o.end())
+      fmt::print(stderr,
+                 "knod: warning: --xsk {}:{}: knod's program runs as generic XDP (the driver "
+                 "refused its own), where a frame's RX queue is the one its driver recorded: "
+                 "the queue may get none (a veth's frames come to queue 0)\n",
+                 (*above0)->name(), (*above0)->queue());
+  }
   for (auto& o : opened)
     for (auto& p : o) add(std::move(p));
   // --pass-tap (--xsk ports of one interface): a TAP knod made gets its Ethernet address and goes

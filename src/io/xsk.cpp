@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
@@ -58,8 +59,48 @@ std::string why(int err) {  // err: a positive errno
   return s;
 }
 
+// The id of an XDP program on interface `ifindex`, in any attach mode (driver, generic,
+// offloaded: bpf_xdp_query_id with no mode says 0 where two modes hold one each); 0: none.
+uint32_t attached_id(uint32_t ifindex) {
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof q;
+  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0) return 0;
+  return q.prog_id       ? q.prog_id
+         : q.drv_prog_id ? q.drv_prog_id
+         : q.skb_prog_id ? q.skb_prog_id
+                         : q.hw_prog_id;
+}
+
+// How to take interface `ifindex`'s XDP programs off: the BPF links that hold them (ip(8)
+// cannot replace a link's program: "Can't replace active BPF XDP link"), else ip(8)'s keyword
+// of each attach mode in use (its plain `xdp off` takes only the driver's program where the
+// driver has XDP of its own, never a generic one).
+std::string detach_hint(uint32_t ifindex, const std::string& ifname) {
+  std::vector<std::string> how;
+  for (uint32_t id = 0; bpf_link_get_next_id(id, &id) == 0;) {
+    const int fd = bpf_link_get_fd_by_id(id);
+    if (fd < 0) continue;  // gone since
+    bpf_link_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
+        info.xdp.ifindex == ifindex)
+      how.push_back(fmt::format("bpftool link detach id {}", id));
+    ::close(fd);
+  }
+  if (!how.empty()) return fmt::format("{}", fmt::join(how, "; "));
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof q;
+  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) == 0)
+    for (const auto& [id, mode] :
+         {std::pair{q.drv_prog_id, "xdpdrv"}, std::pair{q.skb_prog_id, "xdpgeneric"},
+          std::pair{q.hw_prog_id, "xdpoffload"}})
+      if (id) how.push_back(fmt::format("ip link set dev {} {} off", ifname, mode));
+  if (how.empty()) return fmt::format("ip link set dev {} xdp off", ifname);
+  return fmt::format("{}", fmt::join(how, "; "));
+}
+
 // The error for an interface that has XDP program `id` already (knod's or another).
-Error taken(const std::string& where, const std::string& ifname, uint32_t id) {
+Error taken(const std::string& where, const std::string& ifname, uint32_t ifindex, uint32_t id) {
   bpf_prog_info info{};
   uint32_t len = sizeof info;
   const int fd = bpf_prog_get_fd_by_id(id);
@@ -72,8 +113,8 @@ Error taken(const std::string& where, const std::string& ifname, uint32_t id) {
         where, id));
   return Error(fmt::format(
       "{}: the interface already has an XDP program (id {}); knod attaches its own: detach "
-      "it first (ip link set dev {} xdp off)",
-      where, id, ifname));
+      "it first ({})",
+      where, id, detach_hint(ifindex, ifname)));
 }
 }  // namespace
 
@@ -157,8 +198,7 @@ std::shared_ptr<XskPort::Attachment> XskPort::prepare(const std::string& ifname,
   auto at = std::make_shared<Attachment>();
   at->ifindex = ::if_nametoindex(ifname.c_str());
   if (!at->ifindex) throw Error(fmt::format("{}: no such interface", where));
-  if (uint32_t id = 0; bpf_xdp_query_id(static_cast<int>(at->ifindex), 0, &id) == 0 && id)
-    throw taken(where, ifname, id);
+  if (const uint32_t id = attached_id(at->ifindex)) throw taken(where, ifname, at->ifindex, id);
   // Room for every queue the interface has (ETHTOOL_GCHANNELS) and every queue asked for.
   at->entries = std::max({top + 1, rx_queue_count(ifname), kMinXskEntries});
   at->map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "knod_xsks", 4, 4, at->entries, nullptr);
@@ -185,9 +225,8 @@ void XskPort::attach(Mode mode) {
   if (e && mode == Mode::kAuto && -e != EBUSY && -e != EEXIST && -e != EPERM)
     e = link(XDP_FLAGS_SKB_MODE);  // the driver's XDP refused (MTU too large...): generic
   if (e) {
-    uint32_t id = 0;
-    if ((-e == EBUSY || -e == EEXIST) && bpf_xdp_query_id(static_cast<int>(ifindex_), 0, &id) == 0)
-      throw taken(where, name_, id);
+    if (const uint32_t id = attached_id(ifindex_); id && (-e == EBUSY || -e == EEXIST))
+      throw taken(where, name_, ifindex_, id);
     throw Error(fmt::format("{}: cannot attach the XDP program ({}{})", where, why(-e),
                             mode == Mode::kDrv && -e == EOPNOTSUPP
                                 ? ": the driver has no XDP of its own (use generic mode)"

@@ -32,9 +32,10 @@ class XskPort final : public Port {
   /// Opens an AF_XDP socket on RX queue `queue` of interface `ifname`, and attaches knod's
   /// redirect program there. `max_len`: frames longer than this (bytes) are counted as
   /// skipped, not returned. Throws knod::Error naming the interface: no such interface, a
-  /// queue it does not have (EINVAL), an XDP program already attached ("detach it first: ip
-  /// link set dev NAME xdp off"), no CAP_NET_ADMIN / CAP_BPF (EPERM), a kernel without
-  /// AF_XDP.
+  /// queue it does not have (EINVAL), an XDP program already attached in any mode ("detach it
+  /// first (ip link set dev NAME xdpgeneric off)": the ip(8) keyword of each mode in use, or
+  /// "bpftool link detach id N" where a BPF link holds it), no CAP_NET_ADMIN / CAP_BPF (EPERM), a
+  /// kernel without AF_XDP.
   XskPort(const std::string& ifname, uint32_t queue, Mode mode = Mode::kAuto,
           uint32_t max_len = PcapReader::kDefaultMaxLen);
   /// Opens an AF_XDP socket on each of RX queues `queues` of interface `ifname` (in that
@@ -85,7 +86,9 @@ class XskPort final : public Port {
   /// The kernel sets the socket's error to ENETDOWN when the interface is deleted.
   void check_alive() const override;
 
-  /// How the program was attached: "xdpdrv" (the driver's XDP) or "xdpgeneric".
+  /// How the program was attached: "xdpdrv" (the driver's XDP) or "xdpgeneric" (where a
+  /// frame's rx_queue_index is the queue its driver recorded on the skb, else 0:
+  /// netif_get_rxqueue).
   std::string_view attach_mode() const { return drv() ? "xdpdrv" : "xdpgeneric"; }
   /// attach_mode() and "copy" or "zero-copy".
   std::string mode() const override;

@@ -248,14 +248,16 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
   for (auto& o : opened) {
     o.at(0)->start();
     // Generic XDP takes a frame's RX queue from its skb: the one its driver recorded, else 0.
-    // A veth records none of its own (its frames come to queue 0, or one below the peer's TX
-    // queue), so the sockets on other queues may get nothing: say so while it runs.
+    // A veth records none of its own: a frame comes to the queue one below the peer's TX queue
+    // (TX queue 0 counts as none: queue 0), so of two queues all come to 0 and the sockets on
+    // other queues may get nothing: say so while it runs.
     const auto above0 = std::find_if(o.begin(), o.end(), [](auto& p) { return p->queue() > 0; });
     if (o[0]->attach_mode() == "xdpgeneric" && above0 != o.end())
       fmt::print(stderr,
                  "knod: warning: --xsk {}:{}: knod's program runs as generic XDP (the driver "
                  "refused its own), where a frame's RX queue is the one its driver recorded: "
-                 "the queue may get none (a veth's frames come to queue 0)\n",
+                 "the queue may get none (a veth's come to one below the peer's TX queue: queue 0 "
+                 "of two)\n",
                  (*above0)->name(), (*above0)->queue());
   }
   for (auto& o : opened)

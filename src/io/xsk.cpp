@@ -71,30 +71,47 @@ uint32_t attached_id(uint32_t ifindex) {
                          : q.hw_prog_id;
 }
 
-// How to take interface `ifindex`'s XDP programs off: the BPF links that hold them (ip(8)
-// cannot replace a link's program: "Can't replace active BPF XDP link"), else ip(8)'s keyword
-// of each attach mode in use (its plain `xdp off` takes only the driver's program where the
-// driver has XDP of its own, never a generic one).
+// How to take interface `ifindex`'s XDP programs off, one step per attach mode in use: the BPF
+// link that holds the mode's program (ip(8) cannot replace a link's program: "Can't replace
+// active BPF XDP link"), else ip(8)'s keyword of the mode (its plain `xdp off` leaves a generic
+// program on where the driver has XDP of its own, veth's for one). A link counts only where it
+// holds the very program of that mode: links in other network namespaces name their own
+// interfaces by the same small ifindex numbers.
 std::string detach_hint(uint32_t ifindex, const std::string& ifname) {
-  std::vector<std::string> how;
-  for (uint32_t id = 0; bpf_link_get_next_id(id, &id) == 0;) {
+  bpf_xdp_query_opts q{};
+  q.sz = sizeof q;
+  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0)
+    return fmt::format("ip link set dev {} xdp off", ifname);
+  struct Step {
+    uint32_t prog_id;
+    const char* mode;
+    uint32_t link_id = 0;
+  };
+  Step steps[] = {
+      {q.drv_prog_id, "xdpdrv"}, {q.skb_prog_id, "xdpgeneric"}, {q.hw_prog_id, "xdpoffload"}};
+  uint32_t id = 0;
+  int scan = 0;
+  while ((scan = bpf_link_get_next_id(id, &id)) == 0) {
     const int fd = bpf_link_get_fd_by_id(id);
-    if (fd < 0) continue;  // gone since
+    if (fd < 0) continue;  // gone since, or not ours to open
     bpf_link_info info{};
     uint32_t len = sizeof info;
     if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
         info.xdp.ifindex == ifindex)
-      how.push_back(fmt::format("bpftool link detach id {}", id));
+      for (Step& s : steps)
+        if (s.prog_id && s.prog_id == info.prog_id) s.link_id = id;
     ::close(fd);
   }
-  if (!how.empty()) return fmt::format("{}", fmt::join(how, "; "));
-  bpf_xdp_query_opts q{};
-  q.sz = sizeof q;
-  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) == 0)
-    for (const auto& [id, mode] :
-         {std::pair{q.drv_prog_id, "xdpdrv"}, std::pair{q.skb_prog_id, "xdpgeneric"},
-          std::pair{q.hw_prog_id, "xdpoffload"}})
-      if (id) how.push_back(fmt::format("ip link set dev {} {} off", ifname, mode));
+  const bool links_unseen = scan != -ENOENT;  // -EPERM: no CAP_SYS_ADMIN to list links
+  std::vector<std::string> how;
+  for (const Step& s : steps) {
+    if (!s.prog_id) continue;
+    if (s.link_id)
+      how.push_back(fmt::format("bpftool link detach id {}", s.link_id));
+    else
+      how.push_back(fmt::format("ip link set dev {} {} off{}", ifname, s.mode,
+                                links_unseen ? ", or bpftool link detach of its BPF link" : ""));
+  }
   if (how.empty()) return fmt::format("ip link set dev {} xdp off", ifname);
   return fmt::format("{}", fmt::join(how, "; "));
 }
@@ -225,8 +242,8 @@ void XskPort::attach(Mode mode) {
   if (e && mode == Mode::kAuto && -e != EBUSY && -e != EEXIST && -e != EPERM)
     e = link(XDP_FLAGS_SKB_MODE);  // the driver's XDP refused (MTU too large...): generic
   if (e) {
-    if (const uint32_t id = attached_id(ifindex_); id && (-e == EBUSY || -e == EEXIST))
-      throw taken(where, name_, ifindex_, id);
+    const uint32_t id = -e == EBUSY || -e == EEXIST ? attached_id(ifindex_) : 0;
+    if (id) throw taken(where, name_, ifindex_, id);
     throw Error(fmt::format("{}: cannot attach the XDP program ({}{})", where, why(-e),
                             mode == Mode::kDrv && -e == EOPNOTSUPP
                                 ? ": the driver has no XDP of its own (use generic mode)"

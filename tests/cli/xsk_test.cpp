@@ -222,9 +222,11 @@ TEST(RunXsk, PortsOnTheCommandLine) {
                        std::to_string(id) +
                        "); knod attaches its own: detach it first (bpftool link detach id " +
                        std::to_string(li.id) + ")\n");
-  ASSERT_EQ(std::system(("bpftool link detach id " + std::to_string(li.id)).c_str()), 0);
-  bpf_xdp_query_id(kv1, 0, &after);
-  EXPECT_EQ(after, 0u);
+  if (std::system("command -v bpftool > /dev/null") == 0) {  // else closing the link's fd
+    ASSERT_EQ(std::system(("bpftool link detach id " + std::to_string(li.id)).c_str()), 0);
+    bpf_xdp_query_id(kv1, 0, &after);
+    EXPECT_EQ(after, 0u);
+  }
   ::close(link);
   ::close(prog);
   // --duration ends an idle run: 0 packets, the program detached.
@@ -565,7 +567,8 @@ void two_queues(bool generic) {
     GTEST_SKIP() << "needs an even and an odd CPU to send on both of kv0's TX queues";
   if (std::string why = enter_netns_with_veth(2); !why.empty()) GTEST_SKIP() << why;
   if (generic) {
-    ASSERT_EQ(std::system("ip link set dev kv0 mtu 9000"), 0);
+    ASSERT_EQ(std::system("ip link set dev kv0 mtu 65535"),
+              0);  // above veth's XDP limit on 4-64 KiB pages
   }
   const std::string dir = temp_dir();
   std::future<Result> run;
@@ -602,8 +605,8 @@ void two_queues(bool generic) {
         << r.out;
   EXPECT_EQ(r.err, generic ? "knod: warning: --xsk kv1:1: knod's program runs as generic XDP (the "
                              "driver refused its own), where a frame's RX queue is the one its "
-                             "driver recorded: the queue may get none (a veth's frames come to "
-                             "queue 0)\n"
+                             "driver recorded: the queue may get none (a veth's come to one below "
+                             "the peer's TX queue: queue 0 of two)\n"
                            : "");
   const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
   EXPECT_EQ(st["verdicts"]["XDP_TX"], 2);

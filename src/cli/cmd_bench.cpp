@@ -586,7 +586,8 @@ int bench(const BenchArgs& a) {
              "scaling", "ns/pkt", "kernel");
   double log_kern = 0, log_int = 0, log_scale = 0, log_kscale = 0, max_compile = 0,
          max_compile_cpu = 0;
-  Result hand;  // jit-N's hand-off counts, all rows
+  std::string max_compile_label;  // the program of max_compile (and of max_compile_cpu)
+  Result hand;                    // jit-N's hand-off counts, all rows
   int n_kern = 0, n_int = 0, n_scale = 0, n_kscale = 0;
   // Every row's columns (the kernel's too) exist at once and take turns round by round, rows
   // included (round k of every column of every row, then round k + 1): a row's rounds are
@@ -602,8 +603,8 @@ int bench(const BenchArgs& a) {
   for (const Case& c : cs) {
     if (!cpu) break;
     auto [wall, cpu_ms] = Column::compile_time(c, workers);
-    max_compile = std::max(max_compile, wall);
-    max_compile_cpu = std::max(max_compile_cpu, cpu_ms);
+    if (wall > max_compile)
+      max_compile = wall, max_compile_cpu = cpu_ms, max_compile_label = c.label;
   }
   for (const Case& c : cs) {
     Row& r = rows.emplace_back();
@@ -657,8 +658,8 @@ int bench(const BenchArgs& a) {
   }
   if (cpu)
     fmt::print(
-        "max JIT compile: {:.1f} ms/program ({:.1f} ms CPU; each the faster of 2 compiles)\n",
-        max_compile, max_compile_cpu);
+        "max JIT compile: {:.1f} ms/program ({}, {:.1f} ms CPU; each the faster of 2 compiles)\n",
+        max_compile, max_compile_label, max_compile_cpu);
   if (hand.runs)
     fmt::print(
         "jit-N hand-off: in {} jobs of {} batches the caller ran {} slices of late workers and {} "

@@ -81,7 +81,15 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
     }
   }
   EXPECT_EQ(seen.size(), 8u) << r.out;
-  EXPECT_NE(r.out.find("max JIT compile: "), std::string::npos) << r.out;
+  // The slowest compile, named: "max JIT compile: W ms/program (PROGRAM, C ms CPU; ...".
+  const size_t mc = r.out.find("max JIT compile: ");
+  ASSERT_NE(mc, std::string::npos) << r.out;
+  std::istringstream max_line(r.out.substr(mc + 17));
+  std::string ms, per, label;
+  max_line >> ms >> per >> label;
+  EXPECT_TRUE(is_decimal(ms)) << ms;
+  EXPECT_EQ(per, "ms/program");
+  EXPECT_TRUE(label.size() > 2 && names.count(label.substr(1, label.size() - 2))) << label;
   EXPECT_NE(r.out.find("geomean interp/jit-1 speedup: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("geomean jit-N/jit-1 scaling: "), std::string::npos) << r.out;
   // The host's ceilings for that column, measured in the same rounds: a dependent chain and

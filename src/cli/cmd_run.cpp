@@ -262,13 +262,21 @@ int run(const RunArgs& a) {
       fmt::print("XDP_REDIRECT to no port (counted, not sent): {}\n", r.redirect_unsent);
     if (!r.pass_tap.empty())
       fmt::print(
-          "pass-tap {}: {} XDP_PASS frames to the kernel{}; {} frames from it sent by {}{}\n",
+          "pass-tap {}: {} XDP_PASS frames to the kernel{}{}; {} frames from it sent by {}{}{}\n",
           r.pass_tap, r.passed,
           r.pass_refused
               ? fmt::format(" ({} refused by it: the interface down, no buffer)", r.pass_refused)
               : "",
+          r.pass_stack_dropped
+              ? fmt::format(" ({} dropped by its stack: rx_dropped, no handler for the EtherType "
+                            "or backlog full)",
+                            r.pass_stack_dropped)
+              : "",
           r.from_host, port_name(r.ports.at(0)),
           r.from_host_refused ? fmt::format(" ({} more could not be sent)", r.from_host_refused)
+                              : "",
+          r.from_host_dropped ? fmt::format(" ({} dropped before knod: tx_dropped, queue full)",
+                                            r.from_host_dropped)
                               : "");
     if (xfrm) xfrm->print();
     if (r.packets && r.seconds > 0)
@@ -346,7 +354,9 @@ int run(const RunArgs& a) {
                          {"passed", r.passed},
                          {"refused", r.pass_refused},
                          {"from_host", r.from_host},
-                         {"from_host_refused", r.from_host_refused}};
+                         {"from_host_refused", r.from_host_refused},
+                         {"stack_dropped", r.pass_stack_dropped},
+                         {"from_host_dropped", r.from_host_dropped}};
       if (!r.port_error.empty()) s["port_error"] = r.port_error;
     }
     if (a.persistent)

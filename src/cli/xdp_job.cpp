@@ -548,6 +548,8 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     res.skipped_too_large += ports[p]->skipped_too_large();
     res.ports[p].kernel_dropped = ports[p]->kernel_drops();
   }
+  if (pass)
+    res.pass_stack_dropped = pass->stack_drops(), res.from_host_dropped = pass->kernel_drops();
   if (all) all->close();
   for (auto& w : by)
     if (w) w->close();

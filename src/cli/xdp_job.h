@@ -149,6 +149,12 @@ struct JobResult {
   uint64_t pass_refused = 0;
   uint64_t from_host = 0;          ///< --pass-tap: frames the host sent out of it, sent by the port
   uint64_t from_host_refused = 0;  ///< --pass-tap: those the port refused (io::Port::write)
+  /// --pass-tap: of `passed`, those the kernel's stack dropped (the TAP's rx_dropped: an
+  /// EtherType no protocol takes, a full backlog; io::TapPort::stack_drops).
+  uint64_t pass_stack_dropped = 0;
+  /// --pass-tap: frames the host sent out of it that the TAP's queue had no room for (its
+  /// tx_dropped), not read by knod.
+  uint64_t from_host_dropped = 0;
   /// Ports: why the run ended early (an interface went away: the io::Port error); empty when
   /// it did not. The counters hold what ran until then; the caller reports them, then this.
   std::string port_error;

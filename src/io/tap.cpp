@@ -21,22 +21,6 @@ namespace knod::io {
 namespace {
 constexpr size_t kReadMax = 65536;  // a TAP frame is at most the interface MTU + 14 (< 64 KiB)
 
-/// Interface `name`'s tx_dropped in the calling thread's network namespace (/proc/net/dev, the
-/// transmit "drop" column: dev_get_stats(), core stats included); 0 when it is not listed.
-uint64_t tx_dropped(const std::string& name) {
-  std::ifstream in("/proc/net/dev");
-  for (std::string line; std::getline(in, line);) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const size_t first = line.find_first_not_of(' ');
-    if (first >= colon || line.compare(first, colon - first, name) != 0) continue;
-    std::istringstream fields(line.substr(colon + 1));
-    uint64_t v[12] = {};  // receive: bytes packets errs drop fifo frame compressed multicast;
-    for (uint64_t& x : v) fields >> x;  // transmit: bytes packets errs drop
-    return fields ? v[11] : 0;
-  }
-  return 0;
-}
 }  // namespace
 
 TapPort::TapPort(const std::string& name, uint32_t max_len, const std::string& option)
@@ -69,15 +53,39 @@ TapPort::TapPort(const std::string& name, uint32_t max_len, const std::string& o
   name_.assign(ifr.ifr_name, strnlen(ifr.ifr_name, IFNAMSIZ));
   buf_.resize(kReadMax);
   ifindex_ = ::if_nametoindex(name_.c_str());
-  tx_dropped_at_open_ = tx_dropped(name_);  // a persistent TAP's drops before knod
+  at_open_ = drops(name_);  // a persistent TAP's drops before knod
+}
+
+TapPort::Drops TapPort::drops(const std::string& name) {
+  std::ifstream in("/proc/net/dev");
+  for (std::string line; std::getline(in, line);) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t first = line.find_first_not_of(' ');
+    if (first >= colon || line.compare(first, colon - first, name) != 0) continue;
+    std::istringstream fields(line.substr(colon + 1));
+    uint64_t v[12] = {};  // receive: bytes packets errs drop fifo frame compressed multicast;
+    for (uint64_t& x : v) fields >> x;  // transmit: bytes packets errs drop
+    return fields ? Drops{v[3], v[11]} : Drops{};
+  }
+  return {};
+}
+
+TapPort::Drops TapPort::since_open() const {
+  // By ifindex: the interface may have been renamed since (and its name taken by another).
+  char now_name[IF_NAMESIZE] = {};
+  if (!ifindex_ || !::if_indextoname(ifindex_, now_name)) return {};  // deleted: the run says so
+  const Drops now = drops(now_name);
+  return {now.rx > at_open_.rx ? now.rx - at_open_.rx : 0,
+          now.tx > at_open_.tx ? now.tx - at_open_.tx : 0};
 }
 
 uint64_t TapPort::kernel_drops() const {
-  // By ifindex: the interface may have been renamed since (and its name taken by another).
-  char now_name[IF_NAMESIZE] = {};
-  if (!ifindex_ || !::if_indextoname(ifindex_, now_name)) return 0;  // deleted: the run says so
-  const uint64_t now = tx_dropped(now_name);
-  return now > tx_dropped_at_open_ ? now - tx_dropped_at_open_ : 0;
+  return since_open().tx;
+}
+
+uint64_t TapPort::stack_drops() const {
+  return since_open().rx;
 }
 
 TapPort::~TapPort() {

@@ -60,15 +60,28 @@ class TapPort final : public Port {
   /// tx_queue_len frames: 1000 on kernel 6.18) was full: the interface's tx_dropped since the port
   /// was opened (/proc/net/dev of the calling thread's namespace; tun_net_xmit's drop).
   uint64_t kernel_drops() const override;
+  /// Frames written to the interface (write()) that the kernel's stack dropped since the port
+  /// was opened: the interface's rx_dropped (/proc/net/dev; __netif_receive_skb_core counts a
+  /// frame no protocol takes, an EtherType with no handler, and netif_rx a full backlog). A
+  /// frame the stack takes and later drops (an address not its own) is not counted.
+  uint64_t stack_drops() const;
 
  private:
+  struct Drops {
+    uint64_t rx = 0, tx = 0;  ///< rx_dropped, tx_dropped
+  };
+  /// Interface `name`'s drop counters in the calling thread's network namespace (/proc/net/dev,
+  /// the "drop" columns: dev_get_stats(), core stats included); zeros where it is not listed.
+  static Drops drops(const std::string& name);
+  Drops since_open() const;  ///< the counters' growth since the port was opened; 0s: deleted
+
   int fd_ = -1;
   std::string name_, option_;
   bool created_ = false;
   uint32_t max_len_;
   uint64_t skipped_too_large_ = 0, write_errors_ = 0;
-  uint64_t tx_dropped_at_open_ = 0;  ///< the interface's tx_dropped when the port was opened
-  uint32_t ifindex_ = 0;             ///< the interface's, when the port was opened
+  Drops at_open_;         ///< the interface's counters when the port was opened
+  uint32_t ifindex_ = 0;  ///< the interface's, when the port was opened
   std::vector<uint8_t> buf_;
 };
 

@@ -341,7 +341,8 @@ TEST(RunXsk, InterfaceDeletedMidRunEndsWithItsCounters) {
 // --pass-tap: a frame the program passes reaches the host's stack. A UDP datagram (icmp_echo
 // passes it) for 10.0.0.2 is sent as a raw frame out of kv0 to kv1's address; knod takes it
 // from kv1's queue and writes it into kp0, the TAP it made, gave kv1's Ethernet address and
-// brought up; 10.0.0.2 is kp0's, and a UDP socket bound there (and to kp0) receives it.
+// brought up; 10.0.0.2 is kp0's, and a UDP socket bound there (and to kp0) receives it. A
+// frame no protocol takes is counted as dropped by the stack.
 TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   if (std::string why = enter_netns_with_veth(); !why.empty()) GTEST_SKIP() << why;
   ASSERT_EQ(std::system("sysctl -qw net.ipv4.conf.all.rp_filter=0 "
@@ -351,7 +352,7 @@ TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   std::future<Result> run;
   std::string why;
   const pid_t pid = start_pass_tap(
-      run, "--map-load " + kIcmpMaps + " -c 1 --stats " + dir + "/stats.json", dir, why);
+      run, "--map-load " + kIcmpMaps + " -c 2 --stats " + dir + "/stats.json", dir, why);
   if (!pid && why.find("Address family not supported") != std::string::npos)
     GTEST_SKIP() << "no AF_XDP in this kernel: " << why;
   ASSERT_NE(pid, 0) << why;
@@ -392,21 +393,30 @@ TEST(RunXsk, PassTapHandsXdpPassFramesToTheStack) {
   EXPECT_EQ(std::string(got, 5), "knod!");
   EXPECT_EQ(ntohs(from.sin_port), 1234);
   EXPECT_EQ(ntohl(from.sin_addr.s_addr), 0x0a000009u);
+  // A frame of EtherType 0x88b5 (icmp_echo passes it): no protocol of the stack takes it, and
+  // kp0's rx_dropped counts it.
+  std::vector<uint8_t> odd(60, 0);
+  std::copy_n(f.begin(), 12, odd.begin());
+  odd[12] = 0x88, odd[13] = 0xb5;
+  send_frame("kv0", odd);
 
   ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
   Result r = run.get();
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("pass-tap kp0: 1 XDP_PASS frames to the kernel; 0 frames from it sent by "
-                       "kv1:0\n"),
+  EXPECT_NE(r.out.find("pass-tap kp0: 2 XDP_PASS frames to the kernel (1 dropped by its stack: "
+                       "rx_dropped, no handler for the EtherType or backlog full); 0 frames from "
+                       "it sent by kv1:0\n"),
             std::string::npos)
       << r.out;
   const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
-  EXPECT_EQ(st["verdicts"]["XDP_PASS"], 1);
+  EXPECT_EQ(st["verdicts"]["XDP_PASS"], 2);
   EXPECT_EQ(st["pass_tap"], nlohmann::json({{"name", "kp0"},
-                                            {"passed", 1},
+                                            {"passed", 2},
                                             {"refused", 0},
                                             {"from_host", 0},
-                                            {"from_host_refused", 0}}));
+                                            {"from_host_refused", 0},
+                                            {"stack_dropped", 1},
+                                            {"from_host_dropped", 0}}));
   EXPECT_EQ(::if_nametoindex("kp0"), 0u) << "the TAP knod made outlived it";
 }
 
@@ -480,6 +490,7 @@ TEST(RunXsk, PassTapSendsTheHostsAnswersOutOfThePort) {
   EXPECT_EQ(st["pass_tap"]["passed"], 1) << st.dump();
   EXPECT_EQ(st["pass_tap"]["from_host"], 1) << st.dump();
   EXPECT_EQ(st["pass_tap"]["from_host_refused"], 0) << st.dump();
+  EXPECT_EQ(st["pass_tap"]["stack_dropped"], 0) << st.dump();  // the echo request was taken
 }
 
 // The --pass-tap interface deleted under a running knod ends the run as a port's would.

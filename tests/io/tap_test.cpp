@@ -123,6 +123,17 @@ TEST(TapPort, ReadsWhatTheKernelSendsAndWritesWhatItReceives) {
       << "the kernel did not deliver the written frame: " << strerror(errno);
   EXPECT_EQ(std::string(got, 5), "reply");
   EXPECT_EQ(ntohs(from.sin_port), 4000);
+  EXPECT_EQ(tap.stack_drops(), 0u);  // delivered
+  // A frame of an EtherType no protocol takes (0x88b5, local experimental): the stack drops
+  // it and counts it in kt0's rx_dropped, twice for two.
+  std::vector<uint8_t> odd(own_mac);
+  odd.insert(odd.end(), neigh, neigh + 6);
+  odd.insert(odd.end(), {0x88, 0xb5});
+  odd.resize(60, 0);
+  ASSERT_TRUE(tap.write(odd));
+  ASSERT_TRUE(tap.write(odd));
+  EXPECT_EQ(tap.stack_drops(), 2u);
+  EXPECT_EQ(tap.kernel_drops(), 0u);  // its queue never full
   ::close(tx);
   ::close(rx);
 }

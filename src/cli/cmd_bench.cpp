@@ -603,7 +603,7 @@ int bench(const BenchArgs& a) {
   for (const Case& c : cs) {
     if (!cpu) break;
     auto [wall, cpu_ms] = Column::compile_time(c, workers);
-    if (wall > max_compile)
+    if (max_compile_label.empty() || wall > max_compile)
       max_compile = wall, max_compile_cpu = cpu_ms, max_compile_label = c.label;
   }
   for (const Case& c : cs) {

@@ -255,9 +255,9 @@ JobResult run_job(xdp::Runtime& rt, vm::Executor* ex, device::gpu::BatchDevice* 
     if (o[0]->attach_mode() == "xdpgeneric" && above0 != o.end())
       fmt::print(stderr,
                  "knod: warning: --xsk {}:{}: knod's program runs as generic XDP (the driver "
-                 "refused its own), where a frame's RX queue is the one its driver recorded: "
-                 "the queue may get none (a veth's come to one below the peer's TX queue: queue 0 "
-                 "of two)\n",
+                 "has no XDP of its own, or refused it), where a frame's RX queue is the one its "
+                 "driver recorded: the queue may get none (on a veth, a frame arrives on the "
+                 "peer's TX queue minus one, 0 for TX queue 0: with two queues, all on queue 0)\n",
                  (*above0)->name(), (*above0)->queue());
   }
   for (auto& o : opened)

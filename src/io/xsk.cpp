@@ -76,7 +76,9 @@ uint32_t attached_id(uint32_t ifindex) {
 // active BPF XDP link"), else ip(8)'s keyword of the mode (its plain `xdp off` leaves a generic
 // program on where the driver has XDP of its own, veth's for one). A link counts only where it
 // holds the very program of that mode: links in other network namespaces name their own
-// interfaces by the same small ifindex numbers.
+// interfaces by the same small ifindex numbers (bpf_link_info names no namespace). One program
+// linked to that ifindex in several namespaces gives several candidates, all named; one so
+// linked elsewhere while ip(8) attached it here still reads as this interface's link.
 std::string detach_hint(uint32_t ifindex, const std::string& ifname) {
   bpf_xdp_query_opts q{};
   q.sz = sizeof q;
@@ -85,32 +87,44 @@ std::string detach_hint(uint32_t ifindex, const std::string& ifname) {
   struct Step {
     uint32_t prog_id;
     const char* mode;
-    uint32_t link_id = 0;
+    std::vector<uint32_t> links{};  // the links holding prog_id on an interface `ifindex`
   };
   Step steps[] = {
       {q.drv_prog_id, "xdpdrv"}, {q.skb_prog_id, "xdpgeneric"}, {q.hw_prog_id, "xdpoffload"}};
+  bool links_unseen = false;  // a link that could not be read: EPERM (no CAP_SYS_ADMIN, an LSM)
   uint32_t id = 0;
   int scan = 0;
   while ((scan = bpf_link_get_next_id(id, &id)) == 0) {
     const int fd = bpf_link_get_fd_by_id(id);
-    if (fd < 0) continue;  // gone since, or not ours to open
+    if (fd < 0) {  // gone since (ENOENT), still being made (EAGAIN), or refused
+      links_unseen |= fd != -ENOENT && fd != -EAGAIN;
+      continue;
+    }
     bpf_link_info info{};
     uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
-        info.xdp.ifindex == ifindex)
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+      links_unseen = true;
+    else if (info.type == BPF_LINK_TYPE_XDP && info.xdp.ifindex == ifindex)
       for (Step& s : steps)
-        if (s.prog_id && s.prog_id == info.prog_id) s.link_id = id;
+        if (s.prog_id && s.prog_id == info.prog_id) s.links.push_back(id);
     ::close(fd);
   }
-  const bool links_unseen = scan != -ENOENT;  // -EPERM: no CAP_SYS_ADMIN to list links
+  links_unseen |= scan != -ENOENT;  // -EPERM: no CAP_SYS_ADMIN to list links
   std::vector<std::string> how;
   for (const Step& s : steps) {
     if (!s.prog_id) continue;
-    if (s.link_id)
-      how.push_back(fmt::format("bpftool link detach id {}", s.link_id));
+    if (s.links.size() == 1)
+      how.push_back(fmt::format("bpftool link detach id {}", s.links[0]));
+    else if (!s.links.empty())
+      how.push_back(
+          fmt::format("bpftool link detach id {} (one of them: the others hold it in "
+                      "other network namespaces)",
+                      fmt::join(s.links, " or ")));
     else
       how.push_back(fmt::format("ip link set dev {} {} off{}", ifname, s.mode,
-                                links_unseen ? ", or bpftool link detach of its BPF link" : ""));
+                                links_unseen ? ", or if a BPF link holds it: bpftool link detach "
+                                               "id N (N from bpftool link show, as root)"
+                                             : ""));
   }
   if (how.empty()) return fmt::format("ip link set dev {} xdp off", ifname);
   return fmt::format("{}", fmt::join(how, "; "));

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
@@ -193,6 +194,25 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   const int prog = bpf_prog_load(BPF_PROG_TYPE_XDP, "other", "GPL", pass, 2, nullptr);
   ASSERT_GE(prog, 0) << strerror(-prog);
   const int kv1 = static_cast<int>(::if_nametoindex("kv1"));
+  // Another namespace's kv1, of the same ifindex, with a program of its own held by a BPF
+  // link: that link is not this kv1's, and the hint does not name it (bpf_link_info gives the
+  // ifindex and no namespace).
+  const int here = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(here, 0) << strerror(errno);
+  ASSERT_EQ(::unshare(CLONE_NEWNET), 0) << strerror(errno);
+  const int there = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);  // keeps it alive
+  const int add = std::system(("ip link add kv1 index " + std::to_string(kv1) +
+                               " type veth peer name kv0 index " + std::to_string(kv1 + 1))
+                                  .c_str());
+  const int foreign_prog = bpf_prog_load(BPF_PROG_TYPE_XDP, "foreign", "GPL", pass, 2, nullptr);
+  bpf_link_create_opts skb{};
+  skb.sz = sizeof skb;
+  skb.flags = XDP_FLAGS_SKB_MODE;
+  const int foreign = bpf_link_create(foreign_prog, kv1, BPF_XDP, &skb);
+  ASSERT_EQ(::setns(here, CLONE_NEWNET), 0) << strerror(errno);
+  ::close(here);
+  ASSERT_EQ(add, 0);
+  ASSERT_GE(foreign, 0) << strerror(-foreign);
   ASSERT_EQ(bpf_xdp_attach(kv1, prog, XDP_FLAGS_SKB_MODE, nullptr), 0);
   uint32_t id = 0;
   ASSERT_EQ(bpf_xdp_query_id(kv1, 0, &id), 0);
@@ -208,7 +228,8 @@ TEST(RunXsk, PortsOnTheCommandLine) {
   EXPECT_EQ(after, id);
   // The hint does what it says (`xdp off` would leave a generic program on).
   ASSERT_EQ(std::system("ip link set dev kv1 xdpgeneric off"), 0);
-  bpf_xdp_query_id(kv1, 0, &after);
+  after = ~0u;
+  ASSERT_EQ(bpf_xdp_query_id(kv1, 0, &after), 0);
   EXPECT_EQ(after, 0u);
   // Held by a BPF link, which ip(8) cannot take off: the hint names the link.
   const int link = bpf_link_create(prog, kv1, BPF_XDP, nullptr);
@@ -222,13 +243,19 @@ TEST(RunXsk, PortsOnTheCommandLine) {
                        std::to_string(id) +
                        "); knod attaches its own: detach it first (bpftool link detach id " +
                        std::to_string(li.id) + ")\n");
-  if (std::system("command -v bpftool > /dev/null") == 0) {  // else closing the link's fd
+  // bpftool where it runs (a distribution's wrapper may be there without the tools for this
+  // kernel), else closing the link's fd detaches it.
+  if (std::system("bpftool version > /dev/null 2>&1") == 0) {
     ASSERT_EQ(std::system(("bpftool link detach id " + std::to_string(li.id)).c_str()), 0);
-    bpf_xdp_query_id(kv1, 0, &after);
+    after = ~0u;
+    ASSERT_EQ(bpf_xdp_query_id(kv1, 0, &after), 0);
     EXPECT_EQ(after, 0u);
   }
   ::close(link);
   ::close(prog);
+  ::close(foreign);
+  ::close(foreign_prog);
+  ::close(there);
   // --duration ends an idle run: 0 packets, the program detached.
   r = knod("run " + kIcmpEcho + " --xsk kv0 --duration 0.2");
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -537,7 +564,8 @@ std::vector<uint8_t> echo_request() {
 // then puts them on kv0's TX queue cpu % 2 (packet_pick_tx_queue records cpu % 2 as the
 // skb's queue, and skb_tx_hash takes it where kv0 has no XPS map, as in a new namespace), and
 // a veth gives a frame to its peer's RX queue of that number (veth_xmit) when the peer runs
-// XDP in the driver (xdpdrv, which the test checks): knod's program runs on it there.
+// XDP in the driver (xdpdrv): knod's program runs on it there. Under generic XDP the frame
+// arrives on the RX queue one below that number, 0 for TX queue 0 (netif_get_rxqueue).
 void send_from_cpu(int cpu, const std::vector<std::vector<uint8_t>>& frames) {
   std::thread t([&] {
     cpu_set_t one;
@@ -615,9 +643,10 @@ void two_queues(bool generic) {
               std::string::npos)
         << r.out;
   EXPECT_EQ(r.err, generic ? "knod: warning: --xsk kv1:1: knod's program runs as generic XDP (the "
-                             "driver refused its own), where a frame's RX queue is the one its "
-                             "driver recorded: the queue may get none (a veth's come to one below "
-                             "the peer's TX queue: queue 0 of two)\n"
+                             "driver has no XDP of its own, or refused it), where a frame's RX "
+                             "queue is the one its driver recorded: the queue may get none (on a "
+                             "veth, a frame arrives on the peer's TX queue minus one, 0 for TX "
+                             "queue 0: with two queues, all on queue 0)\n"
                            : "");
   const auto st = nlohmann::json::parse(read_file(dir + "/stats.json"));
   EXPECT_EQ(st["verdicts"]["XDP_TX"], 2);

@@ -268,8 +268,7 @@ int run(const RunArgs& a) {
               ? fmt::format(" ({} refused by it: the interface down, no buffer)", r.pass_refused)
               : "",
           r.pass_stack_dropped
-              ? fmt::format(" ({} dropped by its stack: rx_dropped, no handler for the EtherType "
-                            "or backlog full)",
+              ? fmt::format(" ({} dropped by its stack: rx_dropped, no protocol took them)",
                             r.pass_stack_dropped)
               : "",
           r.from_host, port_name(r.ports.at(0)),

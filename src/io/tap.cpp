@@ -57,7 +57,7 @@ TapPort::TapPort(const std::string& name, uint32_t max_len, const std::string& o
 }
 
 TapPort::Drops TapPort::drops(const std::string& name) {
-  std::ifstream in("/proc/net/dev");
+  std::ifstream in("/proc/thread-self/net/dev");  // /proc/net: the main thread's
   for (std::string line; std::getline(in, line);) {
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
@@ -85,7 +85,8 @@ uint64_t TapPort::kernel_drops() const {
 }
 
 uint64_t TapPort::stack_drops() const {
-  return since_open().rx;
+  const uint64_t rx = since_open().rx;  // the writes refused are write_errors(), not these
+  return rx > refused_counted_ ? rx - refused_counted_ : 0;
 }
 
 TapPort::~TapPort() {
@@ -144,6 +145,9 @@ bool TapPort::write(std::span<const uint8_t> frame) {
     if (n == static_cast<ssize_t>(frame.size())) return true;
     if (n < 0 && errno == EINTR) continue;
     ++write_errors_;
+    // tun_get_user counts in rx_dropped every write it fails but EAGAIN, past the frame's
+    // checks (EINVAL: too short) and with the queue attached (EBADFD): EIO (down), ENOMEM...
+    if (n < 0 && errno != EAGAIN && errno != EINVAL && errno != EBADFD) ++refused_counted_;
     return false;
   }
 }

@@ -58,20 +58,23 @@ class TapPort final : public Port {
   int poll_fd() const override { return fd_; }
   /// Frames the kernel sent out of the interface while knod's queue (the TAP's ring of
   /// tx_queue_len frames: 1000 on kernel 6.18) was full: the interface's tx_dropped since the port
-  /// was opened (/proc/net/dev of the calling thread's namespace; tun_net_xmit's drop).
+  /// was opened (in the calling thread's namespace; tun_net_xmit's drop).
   uint64_t kernel_drops() const override;
-  /// Frames written to the interface (write()) that the kernel's stack dropped since the port
-  /// was opened: the interface's rx_dropped (/proc/net/dev; __netif_receive_skb_core counts a
-  /// frame no protocol takes, an EtherType with no handler, and netif_rx a full backlog). A
-  /// frame the stack takes and later drops (an address not its own) is not counted.
+  /// Frames written to the interface (write() true) that the kernel's stack dropped since the
+  /// port was opened: the interface's rx_dropped (__netif_receive_skb_core counts a frame no
+  /// protocol takes: an EtherType with no handler), less the writes the kernel refused and
+  /// counted there too (in write_errors(): tun_get_user). A frame the stack takes and drops
+  /// later (an address not its own, a VLAN with no VLAN interface: rx_otherhost_dropped) is not
+  /// counted, nor one dropped on a device above it (a bridge's).
   uint64_t stack_drops() const;
 
  private:
   struct Drops {
     uint64_t rx = 0, tx = 0;  ///< rx_dropped, tx_dropped
   };
-  /// Interface `name`'s drop counters in the calling thread's network namespace (/proc/net/dev,
-  /// the "drop" columns: dev_get_stats(), core stats included); zeros where it is not listed.
+  /// Interface `name`'s drop counters in the calling thread's network namespace
+  /// (/proc/thread-self/net/dev, the "drop" columns: dev_get_stats(), core stats included);
+  /// zeros where it is not listed.
   static Drops drops(const std::string& name);
   Drops since_open() const;  ///< the counters' growth since the port was opened; 0s: deleted
 
@@ -80,8 +83,9 @@ class TapPort final : public Port {
   bool created_ = false;
   uint32_t max_len_;
   uint64_t skipped_too_large_ = 0, write_errors_ = 0;
-  Drops at_open_;         ///< the interface's counters when the port was opened
-  uint32_t ifindex_ = 0;  ///< the interface's, when the port was opened
+  Drops at_open_;                 ///< the interface's counters when the port was opened
+  uint32_t ifindex_ = 0;          ///< the interface's, when the port was opened
+  uint64_t refused_counted_ = 0;  ///< writes refused that tun_get_user counts in rx_dropped
   std::vector<uint8_t> buf_;
 };
 

@@ -150,7 +150,7 @@ struct JobResult {
   uint64_t from_host = 0;          ///< --pass-tap: frames the host sent out of it, sent by the port
   uint64_t from_host_refused = 0;  ///< --pass-tap: those the port refused (io::Port::write)
   /// --pass-tap: of `passed`, those the kernel's stack dropped (the TAP's rx_dropped: an
-  /// EtherType no protocol takes, a full backlog; io::TapPort::stack_drops).
+  /// EtherType no protocol takes; the refused writes left out: io::TapPort::stack_drops).
   uint64_t pass_stack_dropped = 0;
   /// --pass-tap: frames the host sent out of it that the TAP's queue had no room for (its
   /// tx_dropped), not read by knod.

@@ -18,6 +18,9 @@
 //    kern-N column's threads too), each worker running whole batches (CpuDevice::for_runs,
 //    one batch an item): repeat / N passes over the N batches, the same packets in all.
 //    --reset restores every slot before each pass (untimed): each run sees the original packet.
+//  - ceil (with a CPU per worker): jit-1 also on each of jit-N's other CPUs, one at a time;
+//    1 + the sum of jit-1 / (jit-1 on CPU k): the N/1 those CPUs give with no hand-off and no
+//    line two of them write, what jit-N/jit-1 can be read against (vCPUs differ in speed).
 //  - every cell is the fastest of --rounds rounds; all columns of all rows, the kernel's
 //    included, take turns round by round (knod's each after one untimed pass), so a slow
 //    stretch of the host hits them alike (a kernel cell's packet keeps its fastest round).
@@ -203,13 +206,18 @@ constexpr double kWakeNs = 20e6;
 /// the VM less CPU slows every column's rounds alike instead of one whole column.
 class Column {
  public:
-  Column(const Case& c, const std::string& device, uint32_t workers, const BenchArgs& a)
+  /// `cpu`: where the round runs (its worker 0, the caller); jit-N's other workers are pinned
+  /// to the next CPUs of the mask. A 1-worker column on another CPU than one_cpu() is one of
+  /// the ceiling's (bench()).
+  Column(const Case& c, const std::string& device, uint32_t workers, const BenchArgs& a,
+         int cpu = one_cpu())
       : a_(a),
         obj_(load(c, workers)),
         rt_(obj_, c.prog, runtime_options(workers)),
         pk_(c.pcap, a.max_packets, a.min_batch),
-        dev_(knod::device::CpuOptions{workers, knod::device::CpuOptions{}.chunk, true, one_cpu(),
+        dev_(knod::device::CpuOptions{workers, knod::device::CpuOptions{}.chunk, true, cpu,
                                       rt_.order_free()}),
+        cpu_(cpu),
         cpu_clock_(workers == 1) {
     ex_ = knod::cli::make_executor(device);  // as knod run: interp, or the JIT for xdp_md
     if (auto* jit = dynamic_cast<knod::jit::JitExecutor*>(ex_.get())) {
@@ -263,7 +271,7 @@ class Column {
     // would add ns to every packet); with --reset, around each repeat so that restoring the
     // packets is not counted.
     const auto now = [&] { return cpu_clock_ ? thread_cpu_ns() : wall_ns(); };
-    const ScopedPin pin(one_cpu());  // the kernel's CPU; jit-N's helpers were pinned apart
+    const ScopedPin pin(cpu_);  // the kernel's CPU (one_cpu()); jit-N's helpers were pinned apart
     const uint32_t runs = (a_.repeat + w - 1) / w;
     double total_ns = 0;
     // Untimed passes first: the other columns ran in between, so this one's workers have gone
@@ -331,6 +339,7 @@ class Column {
   Packets pk_;
   std::vector<std::unique_ptr<Packets>> more_;  ///< jit-N: batches 1..N-1, as pk_
   knod::device::CpuDevice dev_;
+  int cpu_;
   bool cpu_clock_;
   std::unique_ptr<knod::vm::Executor> ex_;
   Result r_;
@@ -570,25 +579,36 @@ int bench(const BenchArgs& a) {
   // would share it, and the kernel's timer leaves out the time each waits).
   const uint32_t kernel_cpus =
       std::min<uint32_t>(workers, std::max<size_t>(1, knod::device::allowed_cpus().size()));
+  // The ceiling: jit-1 also on jit-N's other workers' CPUs (CpuOptions::pin: the mask's CPUs
+  // from one_cpu() on), one at a time, in the same rounds. Summed as packets per ns, over
+  // jit-1's, it is the N/1 those CPUs give with no hand-off and no line two of them write: on a
+  // VM whose vCPUs run at different speeds, below N. Only with a CPU per worker.
+  std::vector<int> ceiling_cpus;
+  if (cpu && workers > 1 && workers <= knod::device::allowed_cpus().size()) {
+    std::vector<int> ids = knod::device::allowed_cpus();
+    const auto here = std::find(ids.begin(), ids.end(), one_cpu());
+    if (here != ids.end()) std::rotate(ids.begin(), here, ids.end());
+    ceiling_cpus.assign(ids.begin() + 1, ids.begin() + workers);
+  }
   std::vector<Case> cs = cases(a);
   // One space before every column, so that a cell wider than its column (ns in the millions)
   // never runs into the next.
   constexpr auto kRow =
-      "{:<24} {:>5} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8} "
-      "{:>7}\n";
+      "{:<24} {:>5} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} "
+      "{:>8} {:>7}\n";
   fmt::print("repeat {} (best of {} rounds), knod batch >= {} packets, {}{}\n", a.repeat, a.rounds,
              a.min_batch,
              cpu ? fmt::format("{} worker{} for jit-N, ", workers, workers == 1 ? "" : "s") : "",
              a.reset ? "packets reset before each repeat" : "changes accumulate across repeats");
   fmt::print(kRow, "program", "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1",
-             "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1", "kern-N", "kN/1");
+             "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1", "ceil", "kern-N", "kN/1");
   fmt::print(kRow, "", "", "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup",
-             "scaling", "ns/pkt", "kernel");
-  double log_kern = 0, log_int = 0, log_scale = 0, log_kscale = 0, max_compile = 0,
+             "scaling", "N/1", "ns/pkt", "kernel");
+  double log_kern = 0, log_int = 0, log_scale = 0, log_kscale = 0, log_ceil = 0, max_compile = 0,
          max_compile_cpu = 0;
   std::string max_compile_label;  // the program of max_compile (and of max_compile_cpu)
   Result hand;                    // jit-N's hand-off counts, all rows
-  int n_kern = 0, n_int = 0, n_scale = 0, n_kscale = 0;
+  int n_kern = 0, n_int = 0, n_scale = 0, n_kscale = 0, n_ceil = 0;
   // Every row's columns (the kernel's too) exist at once and take turns round by round, rows
   // included (round k of every column of every row, then round k + 1): a row's rounds are
   // spread over the whole run, so a slow stretch of the host (tens of ms on a shared VM)
@@ -596,6 +616,7 @@ int bench(const BenchArgs& a) {
   // one kernel object per row.
   struct Row {
     std::optional<Column> ci, c1, cn;
+    std::deque<Column> alone;             // jit-1 on ceiling_cpus, one each
     std::optional<KernelColumn> ck, ckn;  // the kernel on 1 CPU, on kernel_cpus at once
   };
   std::deque<Row> rows;
@@ -610,6 +631,7 @@ int bench(const BenchArgs& a) {
     Row& r = rows.emplace_back();
     if (interp) r.ci.emplace(c, "interp", 1, a);
     if (cpu) r.c1.emplace(c, "cpu", 1, a), r.cn.emplace(c, "cpu", workers, a);
+    for (int at : ceiling_cpus) r.alone.emplace_back(c, "cpu", 1, a, at);
     if (kernel) r.ck.emplace(c, a);
     if (kernel && kernel_cpus > 1) r.ckn.emplace(c, a, kernel_cpus);
   }
@@ -630,6 +652,7 @@ int bench(const BenchArgs& a) {
     for (Row& r : rows) {
       for (std::optional<Column>* col : {&r.ci, &r.c1, &r.cn})
         if (*col) (*col)->round();
+      for (Column& col : r.alone) col.round();
       if (r.ck) r.ck->round();
       if (r.ckn) r.ckn->round();
     }
@@ -642,15 +665,18 @@ int bench(const BenchArgs& a) {
     if (rows[i].ck) rk = rows[i].ck->result();
     if (rows[i].ckn) rkn = rows[i].ckn->result();
     const double jk = r1.ns / rk.ns, ji = ri.ns / r1.ns, sc = r1.ns / rn.ns, ks = rk.ns / rkn.ns;
+    double ceil = rows[i].alone.empty() ? NAN : 1.0;  // jit-1's CPU, then each other's share
+    for (const Column& col : rows[i].alone) ceil += r1.ns / col.result().ns;
     if (std::isfinite(jk) && jk > 0) log_kern += std::log(jk), ++n_kern;
     if (std::isfinite(ji) && ji > 0) log_int += std::log(ji), ++n_int;
     if (std::isfinite(sc) && sc > 0) log_scale += std::log(sc), ++n_scale;
     if (std::isfinite(ks) && ks > 0) log_kscale += std::log(ks), ++n_kscale;
+    if (std::isfinite(ceil) && ceil > 0) log_ceil += std::log(ceil), ++n_ceil;
     fmt::print(kRow, c.label, std::max({ri.packets, r1.packets, rk.packets}), cell(ri.ns),
                cell(r1.ns), cell(rn.ns), cell(rk.ns), cell(mpps(ri.ns), "{:.2f}"),
                cell(mpps(r1.ns), "{:.2f}"), cell(mpps(rn.ns), "{:.2f}"),
                cell(mpps(rk.ns), "{:.2f}"), cell(jk, "{:.2f}x"), cell(ji, "{:.1f}x"),
-               cell(sc, "{:.2f}x"), cell(rkn.ns), cell(ks, "{:.2f}x"));
+               cell(sc, "{:.2f}x"), cell(ceil, "{:.2f}x"), cell(rkn.ns), cell(ks, "{:.2f}x"));
     std::fflush(stdout);
     hand.runs += rn.runs, hand.batches += rn.batches, hand.late += rn.late,
         hand.stalls += rn.stalls;
@@ -678,6 +704,11 @@ int bench(const BenchArgs& a) {
             workers, host->scaling(false), host->scaling(true), host->handoff_ns());
       fmt::print("\n");
     }
+    if (n_ceil)
+      fmt::print(
+          "geomean ceiling N/1: {:.2f} (jit-1 on each of the {} workers' CPUs alone, same rounds, "
+          "summed: jit-N/jit-1 with no hand-off and no shared line)\n",
+          std::exp(log_ceil / n_ceil), workers);
     if (n_kscale)
       fmt::print("geomean kernel-N/kernel-1 scaling: {:.2f} (the kernel's JIT, {} CPUs at once)\n",
                  std::exp(log_kscale / n_kscale), kernel_cpus);

@@ -44,12 +44,12 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
   // kern-N needs 2 CPUs in the bench's mask (one thread per CPU).
   cpu_set_t mask;
   CPU_ZERO(&mask);
-  const bool kernel_n =
-      kernel && sched_getaffinity(0, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) >= 2;
+  const bool two_cpus = sched_getaffinity(0, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) >= 2;
+  const bool kernel_n = kernel && two_cpus;
   auto ls = lines(r.out);
   ASSERT_GE(ls.size(), 4u) << r.out;
-  // program, pkts, interp, jit-1, jit-N, kernel, 4 x Mpps, jit/kern, jit/int, N/1, kern-N,
-  // kN/1
+  // program, pkts, interp, jit-1, jit-N, kernel, 4 x Mpps, jit/kern, jit/int, N/1, ceil,
+  // kern-N, kN/1
   const std::set<std::string> names = {"l4lb",        "ddos",     "vlan",  "icmp_echo",
                                        "proto_count", "tailcall", "nat44", "router"};
   std::set<std::string> seen;
@@ -59,7 +59,7 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
     for (std::string c; in >> c;) cols.push_back(c);
     if (cols.empty() || !names.count(cols[0])) continue;
     seen.insert(cols[0]);
-    ASSERT_EQ(cols.size(), 15u) << l;
+    ASSERT_EQ(cols.size(), 16u) << l;
     EXPECT_GT(std::stoi(cols[1]), 0) << l;
     for (int c = 2; c <= 4; ++c) {
       EXPECT_TRUE(is_decimal(cols[c])) << l;
@@ -68,16 +68,24 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
     if (kernel) {  // "-" when skipped
       EXPECT_TRUE(is_decimal(cols[5])) << l;
     }
-    if (kernel_n) {  // the kernel on 2 CPUs at once
-      EXPECT_TRUE(is_decimal(cols[13])) << l;
-      EXPECT_GT(std::stod(cols[13]), 0.0) << l;
-      ASSERT_EQ(cols[14].back(), 'x') << l;  // its scaling: kernel / kern-N
-      // The cells are rounded to 0.1 ns, the ratio is of the unrounded values.
-      const double k = std::stod(cols[5]), kn = std::stod(cols[13]), ks = std::stod(cols[14]);
-      EXPECT_NEAR(ks, k / kn, ks * (0.05 / k + 0.05 / kn) + 0.006) << l;
+    // The ceiling, with a CPU per worker: 1 + jit-1 / (jit-1 on the other CPU), above 1.
+    if (two_cpus) {
+      ASSERT_EQ(cols[13].back(), 'x') << l;
+      EXPECT_TRUE(is_decimal(cols[13].substr(0, cols[13].size() - 1))) << l;
+      EXPECT_GT(std::stod(cols[13]), 1.0) << l;
     } else {
       EXPECT_EQ(cols[13], "-") << l;
+    }
+    if (kernel_n) {  // the kernel on 2 CPUs at once
+      EXPECT_TRUE(is_decimal(cols[14])) << l;
+      EXPECT_GT(std::stod(cols[14]), 0.0) << l;
+      ASSERT_EQ(cols[15].back(), 'x') << l;  // its scaling: kernel / kern-N
+      // The cells are rounded to 0.1 ns, the ratio is of the unrounded values.
+      const double k = std::stod(cols[5]), kn = std::stod(cols[14]), ks = std::stod(cols[15]);
+      EXPECT_NEAR(ks, k / kn, ks * (0.05 / k + 0.05 / kn) + 0.006) << l;
+    } else {
       EXPECT_EQ(cols[14], "-") << l;
+      EXPECT_EQ(cols[15], "-") << l;
     }
   }
   EXPECT_EQ(seen.size(), 8u) << r.out;
@@ -92,6 +100,19 @@ TEST(Bench, ExamplesTableHasEveryColumnAndTheGeomeanLastLine) {
   EXPECT_TRUE(label.size() > 2 && names.count(label.substr(1, label.size() - 2))) << label;
   EXPECT_NE(r.out.find("geomean interp/jit-1 speedup: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("geomean jit-N/jit-1 scaling: "), std::string::npos) << r.out;
+  const std::string ceiling = "geomean ceiling N/1: ";
+  const size_t gc = r.out.find(ceiling);
+  if (two_cpus) {
+    ASSERT_NE(gc, std::string::npos) << r.out;
+    const std::string g = r.out.substr(gc + ceiling.size(),
+                                       r.out.find(' ', gc + ceiling.size()) - gc - ceiling.size());
+    EXPECT_TRUE(is_decimal(g)) << r.out;
+    EXPECT_GT(std::stod(g), 1.0) << r.out;
+    EXPECT_NE(r.out.find(" (jit-1 on each of the 2 workers' CPUs alone,", gc), std::string::npos)
+        << r.out;
+  } else {
+    EXPECT_EQ(gc, std::string::npos) << r.out;
+  }
   // The host's ceilings for that column, measured in the same rounds: a dependent chain and
   // independent chains, each "scales R".
   for (const std::string host : {"2 workers: a dependent chain scales ", "8 independent chains "}) {

@@ -52,8 +52,14 @@ Drop esp_out_check(const SaConfig& sa, const uint8_t* slot, uint32_t cap, uint32
 /// `batch_top` (nullable, indexed by Sa::index): highest sequence number pre-checked so far
 /// in this batch; ESN inference uses max(window top, batch_top) so that a batch crossing a
 /// 2^32 boundary infers as if processed one by one. Updated when the pre-check passes.
+/// `unsettled` (with batch_top): set when that inference differs from the one against the
+/// window alone. The packet's high bits then depend on whether the batch's earlier packets
+/// pass their ICV (RFC 4303 A2.2 infers from the window as the packets before it left it; a
+/// forged packet far ahead would otherwise shift the bits of every packet after it): nothing
+/// is filled, and the caller finishes the packets before it, then prepares it again.
 Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, Sa*& sa,
-                    PktState& st, CryptoOp& op, uint64_t* batch_top = nullptr);
+                    PktState& st, CryptoOp& op, uint64_t* batch_top = nullptr,
+                    bool* unsettled = nullptr);
 /// Step 3, after the engine verified `op` (call under the SA's lock, in packet order):
 /// re-check the window, lifetime_admit (hard limit: kLimit), the ICV, advance the window,
 /// check padding, rebuild the inner/transport packet.

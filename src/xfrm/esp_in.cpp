@@ -31,7 +31,7 @@ Drop window_check(const SaConfig& c, const ReplayState& r, uint64_t seq) {
 }  // namespace
 
 Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, Sa*& sa,
-                    PktState& st, CryptoOp& op, uint64_t* batch_top) {
+                    PktState& st, CryptoOp& op, uint64_t* batch_top, bool* unsettled) {
   sa = nullptr;
   uint8_t* p = slot + off;
   if (len < kIpv4Hdr) return Drop::kShort;
@@ -84,9 +84,22 @@ Drop esp_in_prepare(const Sad& sad, uint8_t* slot, uint32_t off, uint32_t len, S
   uint32_t clen = esp_len - kEspHdr - iv - c.icv_len;
   if (clen & (c.align() - 1)) return Drop::kMalformed;  // RFC 4303 §2.4 (align: 4, 8 or 16)
   uint32_t lo = ld32(esp + 4);
-  uint64_t top = sa->replay.top;
-  if (batch_top && batch_top[sa->index] > top) top = batch_top[sa->index];
-  st.seq = c.esn() ? esn_infer(top, c.replay_window, lo) : lo;
+  const uint64_t top = sa->replay.top;
+  st.seq = lo;
+  if (c.esn()) {
+    st.seq = esn_infer(top, c.replay_window, lo);
+    // Inferred from the batch's highest number too: the same bits for any window between the
+    // two tops (the inference only ever moves up with the top), so none of the packets before
+    // this one can change them. Else they can: the caller settles those first.
+    if (batch_top && batch_top[sa->index] > top) {
+      const uint64_t ahead = esn_infer(batch_top[sa->index], c.replay_window, lo);
+      if (ahead != st.seq && unsettled) {
+        *unsettled = true;
+        return Drop::kOk;
+      }
+      st.seq = ahead;
+    }
+  }
   if (Drop d = window_check(c, sa->replay, st.seq); d != Drop::kOk) return d;
   if (batch_top && st.seq > batch_top[sa->index]) batch_top[sa->index] = st.seq;
   st.esp_off = uint32_t(esp - slot);

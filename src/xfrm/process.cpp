@@ -171,18 +171,26 @@ void esp_encrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
   if (locked) locked->lock.clear(std::memory_order_release);
 }
 
-void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats,
-                       const Spd* spd) {
+namespace {
+
+/// Packets [begin, end) of an inbound batch, prepare, crypto and finish, where `end` is the
+/// batch's end or the first packet whose ESN high bits depend on whether the packets before it
+/// pass their ICV (esp_in_prepare's `unsettled`). Returns `end`: more than `begin`, since the
+/// first packet of a run has nothing before it in the run.
+uint32_t esp_decrypt_run(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats,
+                         const Spd* spd, uint32_t begin) {
   Scratch& s = scratch;
-  s.reserve(b.count);
   s.batch_top.assign(sad.size(), 0);
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < b.count; ++i) {
+  uint32_t n = 0, end = begin;
+  for (; end < b.count; ++end) {
+    const uint32_t i = end;
     uint8_t* slot = b.frames + size_t(i) * b.stride;
     if (i + 1 < b.count) __builtin_prefetch(slot + b.stride + b.data_off[i + 1]);
     Sa* sa = nullptr;
+    bool unsettled = false;
     Drop d = esp_in_prepare(sad, slot, b.data_off[i], b.data_len[i], sa, s.st[n], s.ops[n],
-                            s.batch_top.data());
+                            s.batch_top.data(), &unsettled);
+    if (unsettled) break;
     if (d == Drop::kNotEsp && spd && spd->count(Dir::kIn))
       d = clear_policy_check(*spd, slot + b.data_off[i], b.data_len[i]);
     b.sa[i] = sa ? sa->index : kNoSaIndex;
@@ -214,6 +222,17 @@ void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& st
     }
   }
   if (locked) locked->lock.clear(std::memory_order_release);
+  return end;
+}
+
+}  // namespace
+
+void esp_decrypt_batch(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats,
+                       const Spd* spd) {
+  scratch.reserve(b.count);
+  // Almost always one run; a forged or stray ESN packet far ahead of the window ends one.
+  for (uint32_t begin = 0; begin < b.count;)
+    begin = esp_decrypt_run(sad, eng, b, stats, spd, begin);
   for (uint32_t i = 0; i < b.count; ++i) {
     Drop d = Drop(b.drop[i]);
     if (d == Drop::kOk) continue;  // counted above

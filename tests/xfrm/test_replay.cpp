@@ -131,6 +131,37 @@ TEST(XfrmReplay, EsnWrapAt2To32) {
   EXPECT_EQ(p.in_sad[0].replay.top, w + 1);
 }
 
+// RFC 4303 A2.2 infers a packet's high bits from the window as the packets before it left
+// it, and a packet that fails its ICV leaves it as it was. Within one batch a forged packet
+// far ahead (ICV wrong) must not shift the bits of the valid packets after it.
+TEST(XfrmReplay, EsnForgedPacketAheadFailsAloneInItsBatch) {
+  Pair p("replay-window 32 flag esn");
+  auto good = p.make({1, 2, 3, 4});
+  Bytes forged = p.make({0x7fffffff})[0];
+  forged[forged.size() - 1] ^= 1;
+  EXPECT_EQ(p.receive({forged, good[0], good[1], good[2], good[3]}),
+            (std::vector<Drop>{Drop::kIntegrity, Drop::kOk, Drop::kOk, Drop::kOk, Drop::kOk}));
+  EXPECT_EQ(p.in_sad[0].replay.top, 4u);
+  EXPECT_EQ(p.in_sad[0].stats.c.packets, 4u);
+  EXPECT_EQ(p.in_sad[0].stats.c[Drop::kIntegrity], 1u);
+  // Twice in one batch, between valid packets: each forged packet fails alone.
+  auto more = p.make({5, 6, 7});
+  EXPECT_EQ(
+      p.receive({more[0], forged, more[1], forged, more[2]}),
+      (std::vector<Drop>{Drop::kOk, Drop::kIntegrity, Drop::kOk, Drop::kIntegrity, Drop::kOk}));
+  EXPECT_EQ(p.in_sad[0].replay.top, 7u);
+}
+
+// A valid packet below the window: with top 48 and W 32, low bits 1 read as (1, 1), ahead,
+// so its ICV (made with high bits 0) fails, as in the kernel; 49 and 50 after it still pass.
+TEST(XfrmReplay, EsnPacketBelowWindowDoesNotShiftTheNext) {
+  Pair p("replay-window 32 flag esn");
+  p.in_sad[0].replay.top = 48;
+  auto pk = p.make({1, 49, 50});
+  EXPECT_EQ(p.receive(pk), (std::vector<Drop>{Drop::kIntegrity, Drop::kOk, Drop::kOk}));
+  EXPECT_EQ(p.in_sad[0].replay.top, 50u);
+}
+
 TEST(XfrmReplay, WithoutEsnSequenceStopsAt2To32) {
   Pair p("replay-window 64");
   p.out_sad[0].oseq = 0xffffffffull;

@@ -25,6 +25,8 @@ ALGOS = [
      "SHA2-512-256", K32 + K32, None, "AES-CBC [RFC3602]", "HMAC-SHA-512-256 [RFC4868]"),
     ("null-sha256", f"enc 'cipher_null' \"\" auth-trunc 'hmac(sha256)' 0x{K32} 128", "NULL", "",
      "SHA2-256-128", K32, None, "NULL", "HMAC-SHA-256-128 [RFC4868]"),
+    # No auth, no ICV: tshark's check is esp.icv_good, so scapy alone checks it.
+    ("null-null", "enc 'cipher_null' \"\"", "NULL", "", "NULL", "", None, None, None),
     ("3des-sha1", f"enc 'cbc(des3_ede)' 0x{K16}{K16[:16]} auth-trunc 'hmac(sha1)' 0x{K16}a0a1a2a3 96", "3DES",
      K16 + K16[:16], "HMAC-SHA1-96", K16 + "a0a1a2a3", None, "TripleDES-CBC [RFC2451]",
      "HMAC-SHA-1-96 [RFC2404]"),

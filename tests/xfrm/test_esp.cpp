@@ -33,6 +33,7 @@ const char* const kAlgos[] = {
     "0x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f 128",
     "enc 'cbc(des3_ede)' 0x000102030405060708090a0b0c0d0e0f1011121314151617 auth-trunc "
     "'hmac(sha1)' 0x000102030405060708090a0b0c0d0e0f10111213 96",
+    "enc 'cipher_null' \"\"",  // no auth: no ICV (NullEncryptionNoAuth)
 };
 
 struct Case {
@@ -239,6 +240,30 @@ TEST(XfrmDrops, CountedReasons) {
   EXPECT_EQ(c[Drop::kIntegrity], 1u);
   EXPECT_EQ(c[Drop::kReplay], 1u);
   EXPECT_EQ(c.packets, 1u);
+}
+
+// enc cipher_null with no auth, as `ip xfrm state` accepts it (the kernel runs it as
+// authenc(digest_null, ecb(cipher_null))): the RFC 4303 §2 layout with no IV and no ICV, the
+// payload in clear. Nothing to verify; the window still counts replays. (knod crashed on it.)
+TEST(XfrmEsp, NullEncryptionNoAuth) {
+  Fixture f(
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x42 mode transport "
+      "replay-window 32 enc 'cipher_null' \"\"");
+  const Bytes pl = udp(1, 2, counting(13));  // 21 bytes: 1 pad byte makes 21 + 1 + 2 = 24
+  const Bytes e = f.enc(ipv4("192.0.2.1", "192.0.2.2", 17, pl));
+  ASSERT_EQ(e.size(), 20u + 8 + 21 + 1 + 2);
+  EXPECT_EQ(e[9], kProtoEsp);
+  EXPECT_EQ(ld32(&e[20]), 0x42u);
+  EXPECT_EQ(ld32(&e[24]), 1u);
+  EXPECT_EQ(Bytes(e.begin() + 28, e.begin() + 49), pl);
+  EXPECT_EQ(e[49], 1);   // pad byte 1
+  EXPECT_EQ(e[50], 1);   // pad length
+  EXPECT_EQ(e[51], 17);  // next header: UDP
+  Bytes inner;
+  ASSERT_EQ(f.dec(e, &inner), Drop::kOk);
+  ASSERT_EQ(inner.size(), 20u + 21);
+  EXPECT_EQ(Bytes(inner.begin() + 20, inner.end()), pl);
+  EXPECT_EQ(f.dec(e), Drop::kReplay);
 }
 
 TEST(XfrmSpd, PolicyPicksSaAndLimitsApply) {

@@ -149,8 +149,9 @@ void OpensslEngine::encrypt(CryptoOp* ops, uint32_t n) {
     } else {
       uint8_t md[64];
       size_t mdl = 0;
-      op.ok = cbc(s->enc, op, 1) && hmac(s->mac, op, md, &mdl);
-      if (op.ok) std::memcpy(op.icv, md, s->cfg.icv_len);
+      // No auth (cipher_null alone: RFC 4303 §3.2 allows one of the two): no ICV.
+      op.ok = cbc(s->enc, op, 1) && (!s->mac || hmac(s->mac, op, md, &mdl));
+      if (op.ok && s->mac) std::memcpy(op.icv, md, s->cfg.icv_len);
     }
   }
 }
@@ -168,7 +169,8 @@ void OpensslEngine::decrypt(CryptoOp* ops, uint32_t n) {
       uint8_t md[64];
       size_t mdl = 0;
       // ICV first, constant-time compare (RFC 4303 §3.4.4), then decipher.
-      op.ok = hmac(s->mac, op, md, &mdl) && CRYPTO_memcmp(md, op.icv, s->cfg.icv_len) == 0 &&
+      op.ok = (!s->mac ||
+               (hmac(s->mac, op, md, &mdl) && CRYPTO_memcmp(md, op.icv, s->cfg.icv_len) == 0)) &&
               cbc(s->dec, op, 0);
     }
   }

@@ -478,6 +478,8 @@ std::string format_state(const SaConfig& c) {
   if (c.aead())
     s += fmt::format(" aead {} ({} bits) icv {}", cipher_name(c.cipher), c.enc_key_len * 8,
                      c.icv_len * 8);
+  else if (c.auth == Auth::kNone)  // cipher_null alone: no ICV
+    s += fmt::format(" enc {} ({} bits)", cipher_name(c.cipher), c.enc_key_len * 8);
   else
     s += fmt::format(" enc {} ({} bits) auth-trunc {} {}", cipher_name(c.cipher), c.enc_key_len * 8,
                      auth_name(c.auth), c.icv_len * 8);

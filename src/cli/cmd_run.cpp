@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -512,6 +513,8 @@ KNOD_COMMAND(run) {
       throw CLI::ValidationError(
           "--pass-tap: only with --xsk ports of one interface (the TAP takes its place in the "
           "host's stack)");
+    if (std::isnan(a->duration))  // CLI::Range compares, and NaN compares false both ways
+      throw CLI::ValidationError("--duration: nan is not a number of seconds (0.001 to 1e6)");
     if (a->duration > 0 && !live)
       throw CLI::ValidationError(
           "--duration: only with --tap or --xsk (a capture ends; -c limits it)");

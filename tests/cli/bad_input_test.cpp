@@ -394,6 +394,10 @@ TEST(BadCommandLine, BadValue) {
   // One thread per worker: 100000 would exhaust the pid space (pid_max 32768 here).
   expect_one_line(run_l4lb("-r " + kPing4 + " --workers 100000"), 2, {"--workers", "100000"});
   expect_one_line(knod("bench " + kL4lb + " -r " + kPing4 + " --workers 5000"), 2, {"--workers"});
+  // NaN passes a range check's comparisons (helper-53: exit 0, with -r where --duration is
+  // refused); inf is out of range.
+  for (const char* v : {"nan", "NaN", "-nan", "inf"})
+    expect_one_line(run_l4lb("-r " + kPing4 + " --duration " + v), 2, {"--duration"});
 }
 
 // An output naming an input would truncate it before it is read (fresh-eyes: `--drop in.pcap`

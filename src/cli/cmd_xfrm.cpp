@@ -61,11 +61,12 @@ uint32_t l2_len(int dlt, const uint8_t* p, uint32_t len) {
 }
 
 /// True when the Ethernet frame's ethertype (the 2 bytes before the L2 header's end) is
-/// IPv4 or IPv6.
-bool ip_ethertype(const uint8_t* p, uint32_t l2) {
-  if (l2 < 14) return false;
+/// IPv4 or IPv6 and the packet after it (`caplen` bytes in all) is of that IP version: the
+/// kernel's ip_rcv / ipv6_rcv drop any other before xfrm sees it (InHdrErrors).
+bool ip_ethertype(const uint8_t* p, uint32_t l2, uint32_t caplen) {
+  if (l2 < 14 || caplen <= l2) return false;
   const uint16_t et = uint16_t(p[l2 - 2] << 8 | p[l2 - 1]);
-  return et == 0x0800 || et == 0x86dd;
+  return (et == 0x0800 && p[l2] >> 4 == 4) || (et == 0x86dd && p[l2] >> 4 == 6);
 }
 
 struct Run {
@@ -75,7 +76,9 @@ struct Run {
   Dir dir = Dir::kOut;
   Counters total;
   uint64_t in_packets = 0, out_packets = 0;
-  uint64_t not_ip = 0;  ///< Ethernet frames that are not IPv4/IPv6 (ARP...): passed unchanged
+  /// Ethernet frames that are not IPv4/IPv6 (ARP...), or not the IP version their ethertype
+  /// names (ip_ethertype): passed unchanged.
+  uint64_t not_ip = 0;
   /// Inbound: fragments are held until their datagram is complete (then processed at the
   /// position of its last fragment, as the kernel delivers it), dropped, or timed out.
   Reassembler reasm;
@@ -164,7 +167,9 @@ void print_report(const Run& r) {
   if (r.total.soft_expires)
     fmt::print("{:<18} {:>12}   (events, not drops)\n", "soft-expire", r.total.soft_expires);
   if (r.not_ip)
-    fmt::print("{:<18} {:>12}   none: not IP, passed on unchanged\n", "not-ip", r.not_ip);
+    fmt::print(
+        "{:<18} {:>12}   none: not IP (or not its ethertype's version), passed on unchanged\n",
+        "not-ip", r.not_ip);
   for (int fam : {4, 6}) {
     const ReasmStats& s = r.reasm.stats(fam);
     if (!s.reqds) continue;
@@ -278,8 +283,8 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
     ++r.in_packets;
     uint32_t l2 = l2_len(dlt, data, h->caplen);
     uint32_t ilen = h->caplen - l2;
-    if (dlt == DLT_EN10MB && !ip_ethertype(data, l2)) {  // ARP, LLDP...: xfrm never sees them
-      flush(r, frames, off, len, meta, dump);            // (keeps the capture's order)
+    if (dlt == DLT_EN10MB && !ip_ethertype(data, l2, h->caplen)) {  // ARP...: xfrm never sees
+      flush(r, frames, off, len, meta, dump);                       // (keeps the capture's order)
       ++r.not_ip, ++r.out_packets;
       if (dump) pcap_dump(reinterpret_cast<u_char*>(dump), h, data);
       continue;

@@ -301,9 +301,11 @@ std::string tunnel_conf(const std::string& extra) {
          "dst 192.0.2.2 proto esp reqid 1 mode tunnel\n";
 }
 
-/// Inbound: a frame that is not ESP goes out as captured, even where its IP version nibble
-/// and its ethertype disagree (the output used to take the ethertype from the nibble); the
-/// run's bytes are its SAs' bytes, those of the ESP packets as received (IP header included).
+/// Inbound: a frame that is not ESP goes out as captured, and so does one whose IP version
+/// nibble and ethertype disagree (the output used to take the ethertype from the nibble), ESP
+/// or not: the kernel's ip_rcv / ipv6_rcv drop it before xfrm (helper-53: an IPv4 ESP packet
+/// under 0x86dd was decrypted and relabelled 0x0800). The run's bytes are its SAs' bytes, those
+/// of the ESP packets as received (IP header included).
 TEST(XfrmCli, IpsecInboundPassesOthersAsCapturedAndCountsEspBytes) {
   std::string d = temp_dir();
   const uint8_t a[4] = {10, 1, 0, 5}, b[4] = {10, 2, 0, 9};
@@ -317,22 +319,29 @@ TEST(XfrmCli, IpsecInboundPassesOthersAsCapturedAndCountsEspBytes) {
   // Ethertype 0x0800, version nibble 6: an IPv6 header (payload 26 bytes, next header UDP).
   std::string odd = frame(80, a, b);
   odd[14] = 0x60, odd[18] = 0, odd[19] = 26, odd[20] = 17;
-  write_file(d + "/in.pcap", pcap_bytes(1, {esp[0].second, odd, esp[1].second}));
+  // The second ESP packet under ethertype 0x86dd, before the packet itself: if it were
+  // decrypted, the packet after it would be a replay.
+  std::string esp6 = esp[1].second;
+  esp6[12] = char(0x86), esp6[13] = char(0xdd);
+  write_file(d + "/in.pcap", pcap_bytes(1, {esp[0].second, odd, esp6, esp[1].second}));
   r = knod("ipsec --xfrm " + d + "/sa.conf -r " + d + "/in.pcap -w " + d +
            "/out.pcap --dir in --stats " + d + "/in.json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(read_file(d + "/in.json"));
   EXPECT_EQ(j["total"]["packets"], 2);
-  EXPECT_EQ(j["total"]["passed"]["not-esp"], 1);
+  EXPECT_EQ(j["not_ip"], 2);
+  EXPECT_EQ(j["total"]["passed"]["not-esp"], 0);
+  EXPECT_EQ(j["total"]["drops"]["replay"], 0);
   const uint64_t esp_bytes = esp[0].second.size() - 14 + esp[1].second.size() - 14;
   EXPECT_EQ(j["total"]["bytes"], esp_bytes);
   ASSERT_EQ(j["sas"].size(), 1u);
   EXPECT_EQ(j["sas"][0]["bytes"], esp_bytes);
   auto out = records(read_file(d + "/out.pcap"));
-  ASSERT_EQ(out.size(), 3u);
+  ASSERT_EQ(out.size(), 4u);
   EXPECT_TRUE(out[0].second == frame(80, a, b));
   EXPECT_TRUE(out[1].second == odd);
-  EXPECT_TRUE(out[2].second == frame(300, a, b));
+  EXPECT_TRUE(out[2].second == esp6);
+  EXPECT_TRUE(out[3].second == frame(300, a, b));
 }
 
 /// `ipsec --dir in` reassembles IPv4 fragments first (ip_defrag): the datagram goes on at

@@ -86,7 +86,7 @@ struct Packets {
   /// `shift`: slot i holds packet (i + shift) mod the batch size (jit-N's batch q starts at
   /// capture packet q * distinct / N, as kern-N's thread q does).
   Packets(const std::string& path, uint32_t max_packets, uint32_t min_batch = 1, size_t shift = 0)
-      : pkts(read(path, max_packets, min_batch, distinct, runts, reader_skips)),
+      : pkts(read(path, max_packets, min_batch, distinct, runts, reader_skips, cut)),
         store(uint32_t(pkts.size())) {
     if (!pkts.empty())
       std::rotate(pkts.begin(), pkts.begin() + std::ptrdiff_t(shift % pkts.size()), pkts.end());
@@ -105,7 +105,7 @@ struct Packets {
   }
   static std::vector<std::vector<uint8_t>> read(const std::string& path, uint32_t max_packets,
                                                 uint32_t min_batch, size_t& distinct, size_t& runts,
-                                                std::string& reader_skips) {
+                                                std::string& reader_skips, std::string& cut) {
     std::vector<std::vector<uint8_t>> out;
     knod::io::PcapReader in(path);
     knod::io::Packet p;
@@ -120,6 +120,12 @@ struct Packets {
       if (const uint64_t n = in.skipped_count(r))
         reader_skips += fmt::format("{}{} {}", reader_skips.empty() ? "" : ", ", n,
                                     knod::io::skip_reason_name(r));
+    if (in.truncated() && out.empty())  // error(): libpcap's message, which names the file
+      throw knod::Error(
+          fmt::format("{} (the capture is cut short before any usable packet)", in.error()));
+    if (const uint64_t read = in.packets() + in.skipped().size(); in.truncated())  // as knod run
+      cut = fmt::format("{} (the capture is cut short; the {} record{} before it {} read)",
+                        in.error(), read, read == 1 ? "" : "s", read == 1 ? "was" : "were");
     if (out.empty())
       throw knod::Error(fmt::format("{}: no usable packets (none of {} to {} bytes)", path,
                                     knod::xdp::kEthHlen, knod::device::kMaxPacket));
@@ -139,6 +145,7 @@ struct Packets {
   size_t distinct = 0;  ///< packets from the capture (pkts repeats them up to min_batch)
   size_t runts = 0;
   std::string reader_skips;
+  std::string cut;  ///< the reader's error where the capture ends inside a record, else empty
   std::vector<std::vector<uint8_t>> pkts;
   knod::device::BatchStore store;
   knod::device::Batch& b = store.b;
@@ -596,14 +603,6 @@ int bench(const BenchArgs& a) {
   constexpr auto kRow =
       "{:<24} {:>5} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} "
       "{:>8} {:>7}\n";
-  fmt::print("repeat {} (best of {} rounds), knod batch >= {} packets, {}{}\n", a.repeat, a.rounds,
-             a.min_batch,
-             cpu ? fmt::format("{} worker{} for jit-N, ", workers, workers == 1 ? "" : "s") : "",
-             a.reset ? "packets reset before each repeat" : "changes accumulate across repeats");
-  fmt::print(kRow, "program", "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1",
-             "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1", "ceil", "kern-N", "kN/1");
-  fmt::print(kRow, "", "", "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup",
-             "scaling", "N/1", "ns/pkt", "kernel");
   double log_kern = 0, log_int = 0, log_scale = 0, log_kscale = 0, log_ceil = 0, max_compile = 0,
          max_compile_cpu = 0;
   std::string max_compile_label;  // the program of max_compile (and of max_compile_cpu)
@@ -644,7 +643,16 @@ int bench(const BenchArgs& a) {
                                : nullptr;
     if (const std::string note = pk ? pk->skipped_note() : ""; !note.empty())
       fmt::print(stderr, "knod: warning: {}: packets skipped: {}\n", cs[i].pcap, note);
+    if (pk && !pk->cut.empty()) fmt::print(stderr, "knod: warning: {}\n", pk->cut);
   }
+  fmt::print("repeat {} (best of {} rounds), knod batch >= {} packets, {}{}\n", a.repeat, a.rounds,
+             a.min_batch,
+             cpu ? fmt::format("{} worker{} for jit-N, ", workers, workers == 1 ? "" : "s") : "",
+             a.reset ? "packets reset before each repeat" : "changes accumulate across repeats");
+  fmt::print(kRow, "program", "pkts", "interp", "jit-1", "jit-N", "kernel", "Mpps-i", "Mpps-1",
+             "Mpps-N", "Mpps-k", "jit/kern", "jit/int", "N/1", "ceil", "kern-N", "kN/1");
+  fmt::print(kRow, "", "", "ns/pkt", "ns/pkt", "ns/pkt", "ns/pkt", "", "", "", "", "", "speedup",
+             "scaling", "N/1", "ns/pkt", "kernel");
   std::optional<HostLoop> host;
   if (cpu && workers > 1) host.emplace(workers);
   for (uint32_t k = 0; k < a.rounds; ++k) {

@@ -202,6 +202,31 @@ TEST(Bench, RuntFramesAreLeftOut) {
   EXPECT_NE(r.out.find("icmp_echo:xdp_icmp_echo      1 "), std::string::npos) << r.out;  // 1 used
 }
 
+// A capture cut short inside a record (helper-53: benched without a word, and a cut in the
+// first record read "no usable packets"): a warning as knod run gives, and with nothing read,
+// one line that says the capture is cut short; nothing on stdout before it.
+TEST(Bench, CutCaptureIsSaid) {
+  const std::string dir = temp_dir();
+  const std::string whole = pcap_bytes(1, {udp_frame(64), udp_frame(80)});
+  write_file(dir + "/cut1.pcap", whole.substr(0, whole.size() - 20));
+  const std::string obj = std::string(KNOD_EXAMPLE_OBJ_DIR) + "/icmp_echo.o";
+  Result r = knod("bench " + obj + " -r " + dir + "/cut1.pcap --repeat 1 --rounds 1 --device cpu");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("knod: warning: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("(the capture is cut short; the 1 record before it was read)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("icmp_echo:xdp_icmp_echo      1 "), std::string::npos) << r.out;
+  write_file(dir + "/cut0.pcap", whole.substr(0, 24 + 16 + 10));
+  r = knod("bench " + obj + " -r " + dir + "/cut0.pcap --repeat 1 --rounds 1 --device cpu");
+  EXPECT_EQ(r.rc, 1);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("(the capture is cut short before any usable packet)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // The kernel refusing an object: one line naming the verifier's reason.
 TEST(Bench, KernelRefusalNamesTheVerifiersReason) {
   Result r = knod(std::string("bench ") + KNOD_CLI_FIXTURES + "/no_null.o -r " + KNOD_PCAP_DIR +

@@ -42,9 +42,14 @@ struct Selector {
   uint16_t sport = 0, dport = 0;
 };
 
-/// `limit ...`: 0 means unlimited (XFRM_INF).
+/// iproute2's XFRM_INF: no limit. `limit ...` sets a number as given, 0 included (the kernel
+/// then expires the SA at its first packet: xfrm_state_check_expire compares `>=`).
+constexpr uint64_t kXfrmInf = ~uint64_t(0);
+
+/// `limit ...`, in bytes and packets; kXfrmInf where not set.
 struct Limits {
-  uint64_t byte_soft = 0, byte_hard = 0, packet_soft = 0, packet_hard = 0;
+  uint64_t byte_soft = kXfrmInf, byte_hard = kXfrmInf, packet_soft = kXfrmInf,
+           packet_hard = kXfrmInf;
 };
 
 /// xfrm_init_replay (net/xfrm/xfrm_replay.c): an inbound ESN state needs a replay window, so
@@ -116,13 +121,11 @@ struct Sa {
 /// The kernel's xfrm_state_check_expire (net/xfrm/xfrm_state.c) before one more packet, with
 /// `packets`/`bytes` counted so far on the SA: kHard when a hard limit is reached (the SA
 /// expires, the packet is dropped), kSoft when a soft limit is reached (one expire event,
-/// the packet goes on), else kOk. Limits of 0 are unlimited (iproute2's XFRM_INF).
+/// the packet goes on), else kOk. kXfrmInf is never reached (counts stop short of 2^64).
 enum class Lifetime : uint8_t { kOk, kSoft, kHard };
 inline Lifetime lifetime_check(const Limits& l, uint64_t packets, uint64_t bytes) {
-  if ((l.packet_hard && packets >= l.packet_hard) || (l.byte_hard && bytes >= l.byte_hard))
-    return Lifetime::kHard;
-  if ((l.packet_soft && packets >= l.packet_soft) || (l.byte_soft && bytes >= l.byte_soft))
-    return Lifetime::kSoft;
+  if (packets >= l.packet_hard || bytes >= l.byte_hard) return Lifetime::kHard;
+  if (packets >= l.packet_soft || bytes >= l.byte_soft) return Lifetime::kSoft;
   return Lifetime::kOk;
 }
 

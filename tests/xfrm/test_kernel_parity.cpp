@@ -132,6 +132,20 @@ TEST(XfrmParity, OutboundSoftThenHardPacketLimit) {
   EXPECT_STREQ(xfrm_stat_name(Drop::kLimit, false), "XfrmOutStateExpired");
 }
 
+// A limit of 0 is a limit (iproute2 passes it as given; only an unset one is XFRM_INF):
+// xfrm_state_check_expire's `>=` expires the SA at its first packet (knod read 0 as none).
+TEST(XfrmParity, LimitZeroExpiresAtTheFirstPacket) {
+  Pair p(kSa + "limit packet-hard 0" + kGcm, kSa + kGcm);
+  Counters c;
+  EXPECT_EQ(p.enc({kInner}, c), std::vector<Drop>{Drop::kLimit});
+  EXPECT_TRUE(p.out[0].expired);
+  Pair q(kSa + "limit byte-soft 0" + kGcm, kSa + kGcm);
+  Counters cq;
+  EXPECT_EQ(q.enc({kInner, kInner}, cq), (std::vector<Drop>{Drop::kOk, Drop::kOk}));
+  EXPECT_EQ(cq.soft_expires, 1u);
+  EXPECT_EQ(q.out[0].cfg.limits.packet_hard, kXfrmInf);  // unset
+}
+
 TEST(XfrmParity, OutboundByteSoftLimit) {
   // 40-byte packets: after 3 packets 120 bytes >= 100, so the fourth fires the soft expire.
   Pair p(kSa + "limit byte-soft 100" + kGcm, kSa + kGcm);

@@ -84,6 +84,25 @@ TEST(XfrmParse, StateSelectorIsPrintedAndParsesBack) {
   EXPECT_EQ(format_state(none).find(" sel"), std::string::npos) << format_state(none);
 }
 
+// What the parser took in is printed (helper-53: replay-seq/-oseq and limits were not), in
+// its own words; unset ones are not.
+TEST(XfrmParse, StateCountersAndLimitsArePrinted) {
+  const std::string base =
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 mode transport "
+      "aead 'rfc4106(gcm(aes))' 0x0102030405060708090a0b0c0d0e0f1011121314 128 ";
+  const std::string text =
+      format_state(state(base + "replay-window 32 flag esn replay-seq 0x30 replay-oseq-hi 1 "
+                                "replay-oseq 0x100 limit packet-hard 0 limit byte-soft 5000"));
+  EXPECT_NE(text.find(" replay-seq 0x30 replay-oseq-hi 0x1 replay-oseq 0x100 limit byte-soft "
+                      "5000 limit packet-hard 0 aead "),
+            std::string::npos)
+      << text;
+  const std::string plain = format_state(state(base));
+  EXPECT_EQ(plain.find("replay-seq"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("replay-oseq"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("limit"), std::string::npos) << plain;
+}
+
 TEST(XfrmParse, ReplayCounters) {
   SaConfig c = state(
       "ip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto esp spi 1 replay-oseq-hi 1 "

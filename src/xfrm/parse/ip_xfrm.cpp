@@ -475,6 +475,18 @@ std::string format_state(const SaConfig& c) {
     if (c.flags & kFlagEsn) s += " esn";
   }
   if (c.flags & kXFlagDontEncapDscp) s += " extra-flag dont-encap-dscp";
+  // Where set: the sequence numbers the SA starts from, and its limits.
+  const std::pair<const char*, uint64_t> from[] = {{"replay-seq", c.seq}, {"replay-oseq", c.oseq}};
+  for (const auto& [word, v] : from) {
+    if (v >> 32) s += fmt::format(" {}-hi 0x{:x}", word, v >> 32);
+    if (uint32_t(v)) s += fmt::format(" {} 0x{:x}", word, uint32_t(v));
+  }
+  const std::pair<const char*, uint64_t> limits[] = {{"byte-soft", c.limits.byte_soft},
+                                                     {"byte-hard", c.limits.byte_hard},
+                                                     {"packet-soft", c.limits.packet_soft},
+                                                     {"packet-hard", c.limits.packet_hard}};
+  for (const auto& [word, v] : limits)
+    if (v != kXfrmInf) s += fmt::format(" limit {} {}", word, v);
   if (c.aead())
     s += fmt::format(" aead {} ({} bits) icv {}", cipher_name(c.cipher), c.enc_key_len * 8,
                      c.icv_len * 8);

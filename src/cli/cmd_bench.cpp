@@ -766,6 +766,20 @@ KNOD_COMMAND(bench) {
       throw CLI::ValidationError("nothing to run: give OBJ[:PROG] -r PCAP or --examples DIR");
     if (x->file.empty() && a->examples.empty() && a->pcap.empty())
       throw CLI::ValidationError("-r PCAP is required (or use --examples DIR)");
+    if (!x->file.empty() && (!a->specs.empty() || !a->examples.empty() || !a->pcap.empty()))
+      throw CLI::ValidationError(
+          "--xfrm benches ESP SAs alone: OBJ, --examples and -r are for XDP programs (run one "
+          "bench, then the other)");
+    // interp, cpu or both, each once (helper-53: "interp," and "cpu,cpu" passed).
+    std::vector<std::string> seen;
+    for (size_t at = 0, comma = 0; comma != std::string::npos; at = comma + 1) {
+      comma = a->device.find(',', at);
+      const std::string d = a->device.substr(at, comma == std::string::npos ? comma : comma - at);
+      if ((d != "interp" && d != "cpu") || std::count(seen.begin(), seen.end(), d))
+        throw CLI::ValidationError(
+            fmt::format("--device {}: use interp, cpu or both (interp,cpu)", a->device));
+      seen.push_back(d);
+    }
     set_action([a, x] { return x->file.empty() ? bench(*a) : knod::cli::run_xfrm_bench(*x); });
   });
 }

@@ -478,11 +478,13 @@ KNOD_COMMAND(run) {
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   c->add_option("--xfrm", a->xfrm,
                 "ip-xfrm state/policy file: ESP on XDP_PASS packets (SPD/SAD, see --xfrm-dir)");
-  c->add_option("--xfrm-dir", a->xfrm_dir, "out: SPD + ESP encrypt (default); in: ESP decrypt")
-      ->check(CLI::IsMember({"in", "out"}));
-  c->add_option("--xfrm-engine", a->xfrm_engine, "openssl (default), portable or cuda[:N]");
+  CLI::Option* xfrm_dir =
+      c->add_option("--xfrm-dir", a->xfrm_dir, "out: SPD + ESP encrypt (default); in: ESP decrypt")
+          ->check(CLI::IsMember({"in", "out"}));
+  CLI::Option* xfrm_engine =
+      c->add_option("--xfrm-engine", a->xfrm_engine, "openssl (default), portable or cuda[:N]");
   c->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
-  c->callback([a, ifx, rxq, pass_tap, set_action] {
+  c->callback([a, ifx, rxq, pass_tap, xfrm_dir, xfrm_engine, set_action] {
     // Command line errors (exit 2), before anything is loaded.
     const bool live = !a->tap.empty() || !a->xsk.empty();
     if (a->in.empty() && !live)
@@ -496,6 +498,9 @@ KNOD_COMMAND(run) {
     if (!a->in.empty() && live)
       throw CLI::ValidationError(fmt::format("-r and {} both give the packets: choose one",
                                              a->tap.empty() ? "--xsk" : "--tap"));
+    for (const CLI::Option* o : {xfrm_dir, xfrm_engine})  // helper-53: ignored without --xfrm
+      if (o->count() && a->xfrm.empty())
+        throw CLI::ValidationError(fmt::format("{}: only with --xfrm FILE", o->get_name()));
     if (pass_tap->count() && a->pass_tap.empty())
       throw CLI::ValidationError("--pass-tap '': an interface name has 1 to 15 bytes");
     // --pass-tap: every --xsk on the first one's interface (an altname is the same one).

@@ -10,6 +10,7 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -327,9 +328,13 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   std::string perr = rc == -1 ? pcap_geterr(pin) : "";
   pcap_close(pin);
   if (dump) {  // pcap_dump buffers: a full disk shows at the flush (as knod run's PcapWriter)
+    errno = 0;
     const bool bad = pcap_dump_flush(dump) != 0 || std::ferror(pcap_dump_file(dump));
+    const int err = errno;  // the flush's cause (ENOSPC on a full disk)
     pcap_dump_close(dump), pcap_close(dead);
-    if (bad) throw knod::Error(fmt::format("ipsec: {}: write error", out));
+    if (bad)
+      throw knod::Error(err ? fmt::format("ipsec: {}: write error ({})", out, std::strerror(err))
+                            : fmt::format("ipsec: {}: write error", out));
   }
   r.total[Drop::kTooBig] += oversize;
   print_report(r);

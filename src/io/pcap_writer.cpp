@@ -3,6 +3,8 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "base/error.h"
 #include "io/pcap.h"
@@ -46,13 +48,17 @@ void PcapWriter::write(std::span<const uint8_t> data, uint64_t ts_ns, uint32_t w
 
 void PcapWriter::close() {
   if (!dump_) return;
+  errno = 0;
   int flush_rc = pcap_dump_flush(dump_);
+  const int err = errno;  // the flush's cause (ENOSPC on a full disk), as base/file.h says it
   bool ferr = ferror(pcap_dump_file(dump_)) != 0;
   pcap_dump_close(dump_);
   pcap_close(dead_);
   dump_ = nullptr;
   dead_ = nullptr;
-  if (flush_rc != 0 || ferr) throw Error(fmt::format("{}: write error", path_));
+  if (flush_rc != 0 || ferr)
+    throw Error(err ? fmt::format("{}: write error ({})", path_, std::strerror(err))
+                    : fmt::format("{}: write error", path_));
 }
 
 }  // namespace knod::io

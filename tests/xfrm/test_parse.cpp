@@ -172,6 +172,17 @@ TEST(XfrmParse, UnsupportedWordsNamed) {
   expect_error("ip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto ah spi 1" + gcm, "ah");
   expect_error(base + "aead 'rfc4106(gcm(aes))' 0x" + std::string(40, '1') + " 100", "100");
   expect_error(base + "aead 'rfc4106(gcm(aes))' 0x1234 128", "2 bytes");
+  // What is missing or wrong is named, with what would do (helper-53).
+  expect_error(base + "aead 'rfc4106(gcm(aes))' 0x" + std::string(40, '1'),
+               "xfrm: aead ALGO-ICV-LEN is missing");
+  expect_error(base + "enc 'cbc(aes)'", "xfrm: enc ALGO-KEYMAT is missing");
+  expect_error(base + "aead 'rfc4106(gcm(aes))' 0x" + std::string(40, '1') + " 100",
+               "(the kernel's: 64, 96 or 128)");
+  expect_error(base + "enc 'cbc(aes)' 0x" + std::string(32, '1') + " auth-trunc 'hmac(sha1)' 0x" +
+                   std::string(40, '1') + " 20",
+               "(a multiple of 8 from 32 to 160)");
+  expect_error("ip xfrm state add src 1.1.1.1 dst 2.2.2.2 proto esp spi",
+               "'spi' needs an argument");
   expect_error("ip xfrm policy add src 10.0.0.0/8 dst 10.1.0.0/16 dir out dev eth0", "dev");
   // Not a config at all (a pcap given by mistake): quoted printable, \xNN, cut at 60 bytes.
   expect_error(

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -22,6 +23,9 @@ struct Cursor {
   bool done() const { return i >= w.size(); }
   const std::string& peek() const { return w[i]; }
   const std::string& next(const char* what) {
+    // `what`: a word ("spi"), or a word and the part of its arguments taken ("aead ALGO-KEYMAT").
+    if (done() && std::string_view(what).find(' ') != std::string_view::npos)
+      throw Error(fmt::format("xfrm: {} is missing", what));
     if (done()) throw Error(fmt::format("xfrm: '{}' needs an argument", what));
     return w[i++];
   }
@@ -89,7 +93,9 @@ void set_aead(SaConfig& c, const std::string& name, const std::vector<uint8_t>& 
         fmt::format("xfrm: aead '{}' key of {} bytes (want key + 4-byte salt)", name, klen));
   bool icv_ok = c.cipher == Cipher::kAesGcm ? (icv_bits == 64 || icv_bits == 96 || icv_bits == 128)
                                             : icv_bits == 128;
-  if (!icv_ok) throw Error(fmt::format("xfrm: aead '{}' ICV length {} bits", name, icv_bits));
+  if (!icv_ok)
+    throw Error(fmt::format("xfrm: aead '{}' ICV length {} bits (the kernel's: {})", name, icv_bits,
+                            c.cipher == Cipher::kAesGcm ? "64, 96 or 128" : "128"));
   std::copy(key.begin(), key.end() - 4, c.enc_key);
   std::copy(key.end() - 4, key.end(), c.salt);
   c.enc_key_len = uint8_t(klen - 4);
@@ -130,7 +136,8 @@ void set_auth(SaConfig& c, const std::string& name, const std::vector<uint8_t>& 
     throw Error(fmt::format("xfrm: unsupported auth '{}'", name));
   if (!trunc_bits) trunc_bits = dflt;
   if (trunc_bits % 8 || trunc_bits < 32 || trunc_bits > full)
-    throw Error(fmt::format("xfrm: auth '{}' truncation {} bits", name, trunc_bits));
+    throw Error(fmt::format("xfrm: auth '{}' truncation {} bits (a multiple of 8 from 32 to {})",
+                            name, trunc_bits, full));
   if (key.size() > sizeof c.auth_key) throw Error("xfrm: auth key longer than 64 bytes");
   std::copy(key.begin(), key.end(), c.auth_key);
   c.auth_key_len = uint8_t(key.size());
@@ -247,18 +254,20 @@ SaConfig parse_state(Cursor& cur) {
                ((w == "auth" || w == "auth-trunc") && have_auth)) {
       throw Error(fmt::format("xfrm: duplicate \"ALGO-TYPE\": \"{}\" is the second value", w));
     } else if (w == "aead") {
-      std::string name = cur.next("aead");
-      auto key = parse_key(cur.next("aead"));
-      set_aead(c, name, key, parse_u64(cur.next("aead"), "ICV length"));
+      // ip-xfrm(8): aead ALGO-NAME ALGO-KEYMAT ALGO-ICV-LEN; the message names what is missing.
+      std::string name = cur.next("aead ALGO-NAME");
+      auto key = parse_key(cur.next("aead ALGO-KEYMAT"));
+      set_aead(c, name, key, parse_u64(cur.next("aead ALGO-ICV-LEN"), "ICV length"));
       have_aead = true;
     } else if (w == "enc") {
-      std::string name = cur.next("enc");
-      set_enc(c, name, parse_key(cur.next("enc")));
+      std::string name = cur.next("enc ALGO-NAME");
+      set_enc(c, name, parse_key(cur.next("enc ALGO-KEYMAT")));
       have_enc = true;
     } else if (w == "auth" || w == "auth-trunc") {
-      std::string name = cur.next(w.c_str());
-      auto key = parse_key(cur.next(w.c_str()));
-      uint64_t t = w == "auth-trunc" ? parse_u64(cur.next("auth-trunc"), "truncation") : 0;
+      std::string name = cur.next(w == "auth" ? "auth ALGO-NAME" : "auth-trunc ALGO-NAME");
+      auto key = parse_key(cur.next(w == "auth" ? "auth ALGO-KEYMAT" : "auth-trunc ALGO-KEYMAT"));
+      uint64_t t =
+          w == "auth-trunc" ? parse_u64(cur.next("auth-trunc ALGO-TRUNC-LEN"), "truncation") : 0;
       set_auth(c, name, key, t);
       have_auth = true;
     } else {

@@ -1,6 +1,7 @@
 // bpf_loop (181): calls callback_fn(index, callback_ctx) for index = 0..nr_loops-1 until it
 // returns non-zero; returns the number of calls made. nr_loops > BPF_MAX_LOOPS (1 << 23) →
-// -E2BIG, flags → -EINVAL. Source: kernel/bpf/bpf_iter.c bpf_loop.
+// -E2BIG as a u32 (the verifier's inlined loop), flags → -EINVAL. Source: kernel/bpf/bpf_iter.c
+// bpf_loop, kernel/bpf/verifier.c inline_bpf_loop.
 #include "xdp/helpers.h"
 
 namespace knod::xdp {
@@ -10,9 +11,12 @@ constexpr uint64_t kMaxLoops = 1u << 23;  // BPF_MAX_LOOPS
 
 uint64_t loop(vm::Run& run, uint64_t nr_loops, uint64_t fn, uint64_t cb_ctx, uint64_t flags,
               uint64_t) {
-  const uint32_t n = uint32_t(nr_loops);
   if (flags) return neg(EINVAL);
-  if (n > kMaxLoops) return neg(E2BIG);
+  // flags 0: the kernel's verifier inlines the call (inline_bpf_loop), which tests all 64 bits of
+  // nr_loops and sets its error with a 32-bit move: 0x00000000fffffff9, not -7 sign-extended (a
+  // program testing `r < 0` on a long sees a positive number, as under the kernel).
+  if (nr_loops > kMaxLoops) return uint32_t(-E2BIG);
+  const uint32_t n = uint32_t(nr_loops);
   if (!run.call_func) {
     run.fault = vm::Fault::kBadHelper;
     return 0;

@@ -125,16 +125,19 @@ Case check_mtu(int32_t ifindex, int32_t mtu_in, int32_t len_diff, int32_t flags,
   return c;
 }
 
-Case loop(int32_t n, int32_t stop_at, int32_t flags) {
+/// `high`: return r0 >> 32, the high half of bpf_loop's result (test_run's retval is 32 bits).
+Case loop(int32_t n, int32_t stop_at, int32_t flags, bool high = false) {
   Case c;
   InsnVec p;
   p << mov64_imm(1, n);
-  ld_imm64(p, 2, 5, BPF_PSEUDO_FUNC);  // callback: insn 1 + 1 + 5 = 7
-  p << mov64_imm(3, 0) << mov64_imm(4, flags) << call(BPF_FUNC_loop) << exit_insn();
+  ld_imm64(p, 2, high ? 6 : 5, BPF_PSEUDO_FUNC);  // callback: insn 1 + 1 + 5 (+ 1) = 7 (8)
+  p << mov64_imm(3, 0) << mov64_imm(4, flags) << call(BPF_FUNC_loop);
+  if (high) p << alu64_imm(BPF_RSH, 0, 32);
+  p << exit_insn();
   // callback(index, ctx): 1 when index == stop_at
   p << mov64_imm(0, 0) << jmp_imm(BPF_JNE, 1, stop_at, 1) << mov64_imm(0, 1) << exit_insn();
   c.progs.push_back(p);
-  c.subprogs = {7};
+  c.subprogs = {high ? 8u : 7u};
   c.packet = packet();
   return c;
 }
@@ -482,6 +485,10 @@ std::vector<DiffCase> cases() {
   add("loop_zero", [] { return loop(0, 50, 0); });
   add("loop_e2big", [] { return loop((1 << 23) + 1, 0, 0); });
   add("loop_flags", [] { return loop(3, 0, 1); });
+  // The high halves (helper-54): flags 0 inlines the loop, whose -E2BIG is a 32-bit move (high
+  // half 0); flags 1 calls the helper, whose -EINVAL is sign-extended (0xffffffff).
+  add("loop_e2big_high", [] { return loop((1 << 23) + 1, 0, 0, true); });
+  add("loop_flags_high", [] { return loop(3, 0, 1, true); });
   const Bytes k1{1, 0, 0, 0}, k3{3, 0, 0, 0}, v5{5, 0, 0, 0, 0, 0, 0, 0};
   add("for_each_array", [] { return for_each(BPF_MAP_TYPE_ARRAY, {}, 0, 0); });
   add("for_each_array_stop", [] { return for_each(BPF_MAP_TYPE_ARRAY, {}, 1, 0); });

@@ -5,10 +5,12 @@
 // --device interp (the reference, default) or cpu (the JIT of `knod run`, compiled before the
 // clock starts, tail-call targets too).
 #include <fmt/core.h>
+#include <net/if.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -42,6 +44,17 @@ std::vector<uint8_t> read_bytes(const std::string& path, const std::string& what
   return {s.begin(), s.end()};
 }
 
+/// The device's RX queues as sysfs lists them (queues/rx-N: real_num_rx_queues); UINT32_MAX
+/// where sysfs cannot tell (not mounted), so that nothing is refused on a guess.
+uint32_t rx_queues(const char* ifname) {
+  std::error_code ec;
+  uint32_t n = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string("/sys/class/net/") + ifname + "/queues", ec))
+    n += e.path().filename().string().rfind("rx-", 0) == 0;
+  return ec || n == 0 ? UINT32_MAX : n;
+}
+
 int test_run(const Args& a) {
   knod::cli::check_file_roles(
       {{"the object", a.object},
@@ -68,11 +81,29 @@ int test_run(const Args& a) {
         fmt::format("test-run: data-in is {} bytes, less than ETH_HLEN (-EINVAL)", data.size()));
   uint32_t meta = 0;
   if (have_ctx) {
-    if (ctx.data_meta || ctx.data_end != data.size() || ctx.data > ctx.data_end || ctx.data % 4 ||
-        ctx.data > xdp::kMaxMetaLen)
+    // bpf_prog_test_run_xdp: data_end past data-in, data after data_end, metadata unaligned or
+    // too long, or fewer than ETH_HLEN bytes of packet after it: -EINVAL.
+    if (ctx.data_meta || ctx.data_end > data.size() || ctx.data > ctx.data_end || ctx.data % 4 ||
+        ctx.data > xdp::kMaxMetaLen || ctx.data_end - ctx.data < xdp::kEthHlen)
       throw Error("test-run: ctx-in data/data_meta/data_end do not describe data-in (-EINVAL)");
+    if (ctx.data_end < data.size())  // the kernel puts the rest in frags
+      throw Error(fmt::format(
+          "test-run: ctx-in data_end {} below data-in's {} bytes puts the rest in frags (XDP frags "
+          "unsupported)",
+          ctx.data_end, data.size()));
     if (ctx.egress_ifindex || (!ctx.ingress_ifindex && ctx.rx_queue_index))
       throw Error("test-run: ctx-in egress_ifindex or rx_queue_index invalid (-EINVAL)");
+    // xdp_convert_md_to_buff: the device must exist here (-ENODEV) and have that RX queue.
+    if (ctx.ingress_ifindex) {
+      char name[IF_NAMESIZE] = {};
+      if (!if_indextoname(ctx.ingress_ifindex, name))
+        throw Error(fmt::format("test-run: ctx-in ingress_ifindex {}: no such device (-ENODEV)",
+                                ctx.ingress_ifindex));
+      if (const uint32_t q = rx_queues(name); ctx.rx_queue_index >= q)
+        throw Error(
+            fmt::format("test-run: ctx-in rx_queue_index {}: {} has {} RX queue{} (-EINVAL)",
+                        ctx.rx_queue_index, name, q, q == 1 ? "" : "s"));
+    }
     meta = ctx.data;
   }
   if (data.size() - meta > device::kMaxPacket)

@@ -3,6 +3,7 @@
 // short) — never a crash, abort or sanitizer report. The table is in tests/cli/README.md.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <initializer_list>
 
@@ -58,6 +59,33 @@ TEST(BadProgram, JitRefusesWhatTheLoaderRefuses) {
       expect_one_line(knod("jit " + std::string(flags) + p), 1, {c.insn, c.why});
     }
   }
+}
+
+// test-run's --ctx-in (struct xdp_md: data, data_end, data_meta, ingress_ifindex,
+// rx_queue_index, egress_ifindex) where bpf_prog_test_run_xdp refuses it (helper-54: knod ran
+// a 12-byte packet into a bogus fault and exit 0, and took any ifindex and queue).
+TEST(BadInput, TestRunCtxTheKernelRefuses) {
+  const std::string d = temp_dir(), pkt = d + "/pkt.bin", ctx = d + "/ctx.bin";
+  write_file(pkt, std::string(64, '\0'));
+  const auto run = [&](std::array<uint32_t, 6> md) {
+    std::string b;
+    for (uint32_t v : md)
+      for (int k = 0; k < 4; ++k) b += char(v >> (8 * k) & 0xff);
+    write_file(ctx, b);
+    return knod("test-run " + kL4lb + " -p xdp_l4lb --data-in " + pkt + " --ctx-in " + ctx);
+  };
+  // 52 bytes of metadata leave 12 of packet, 64 none: less than ETH_HLEN.
+  for (uint32_t meta : {52u, 64u})
+    expect_one_line(run({meta, 64, 0, 0, 0, 0}), 1, {"do not describe data-in (-EINVAL)"});
+  expect_one_line(run({0, 60, 0, 0, 0, 0}), 1,
+                  {"data_end 60 below data-in's 64 bytes puts the rest in frags"});
+  expect_one_line(run({0, 64, 0, 99999, 0, 0}), 1,
+                  {"ingress_ifindex 99999: no such device (-ENODEV)"});
+  if (std::filesystem::exists("/sys/class/net/lo/queues/rx-0") &&
+      !std::filesystem::exists("/sys/class/net/lo/queues/rx-1"))
+    expect_one_line(run({0, 64, 0, 1, 1, 0}), 1, {"rx_queue_index 1: lo has 1 RX queue (-EINVAL)"});
+  const Result ok = run({0, 64, 0, 1, 0, 0});
+  EXPECT_EQ(ok.rc, 0) << ok.err;
 }
 
 TEST(BadObject, Nonexistent) {

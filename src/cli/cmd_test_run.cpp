@@ -82,9 +82,9 @@ int test_run(const Args& a) {
   uint32_t meta = 0;
   if (have_ctx) {
     // bpf_prog_test_run_xdp: data_end past data-in, data after data_end, metadata unaligned or
-    // too long, or fewer than ETH_HLEN bytes of packet after it: -EINVAL.
+    // too long, or fewer than ETH_HLEN bytes of data-in after it (frags included): -EINVAL.
     if (ctx.data_meta || ctx.data_end > data.size() || ctx.data > ctx.data_end || ctx.data % 4 ||
-        ctx.data > xdp::kMaxMetaLen || ctx.data_end - ctx.data < xdp::kEthHlen)
+        ctx.data > xdp::kMaxMetaLen || data.size() - ctx.data < xdp::kEthHlen)
       throw Error("test-run: ctx-in data/data_meta/data_end do not describe data-in (-EINVAL)");
     if (ctx.data_end < data.size())  // the kernel puts the rest in frags
       throw Error(fmt::format(

@@ -14,7 +14,10 @@ uint64_t loop(vm::Run& run, uint64_t nr_loops, uint64_t fn, uint64_t cb_ctx, uin
   if (flags) return neg(EINVAL);
   // flags 0: the kernel's verifier inlines the call (inline_bpf_loop), which tests all 64 bits of
   // nr_loops and sets its error with a 32-bit move: 0x00000000fffffff9, not -7 sign-extended (a
-  // program testing `r < 0` on a long sees a positive number, as under the kernel).
+  // program testing `r < 0` on a long sees a positive number, as under the kernel). An
+  // approximation: the kernel inlines only where its verifier knows flags is 0 on every path
+  // (a literal 0, as programs pass it); a register that is 0 only at run time gets the helper,
+  // whose -E2BIG is sign-extended and whose nr_loops is 32 bits.
   if (nr_loops > kMaxLoops) return uint32_t(-E2BIG);
   const uint32_t n = uint32_t(nr_loops);
   if (!run.call_func) {

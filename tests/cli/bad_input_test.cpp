@@ -79,6 +79,10 @@ TEST(BadInput, TestRunCtxTheKernelRefuses) {
     expect_one_line(run({meta, 64, 0, 0, 0, 0}), 1, {"do not describe data-in (-EINVAL)"});
   expect_one_line(run({0, 60, 0, 0, 0, 0}), 1,
                   {"data_end 60 below data-in's 64 bytes puts the rest in frags"});
+  // ETH_HLEN counts data-in past the metadata, frags included (helper-55): 10 linear bytes of
+  // 64 are the kernel's frags case, not -EINVAL.
+  expect_one_line(run({0, 10, 0, 0, 0, 0}), 1,
+                  {"data_end 10 below data-in's 64 bytes puts the rest in frags"});
   expect_one_line(run({0, 64, 0, 99999, 0, 0}), 1,
                   {"ingress_ifindex 99999: no such device (-ENODEV)"});
   if (std::filesystem::exists("/sys/class/net/lo/queues/rx-0") &&

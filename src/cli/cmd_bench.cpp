@@ -124,8 +124,7 @@ struct Packets {
       throw knod::Error(
           fmt::format("{} (the capture is cut short before any usable packet)", in.error()));
     if (const uint64_t read = in.packets() + in.skipped().size(); in.truncated())  // as knod run
-      cut = fmt::format("{} (the capture is cut short; the {} record{} before it {} read)",
-                        in.error(), read, read == 1 ? "" : "s", read == 1 ? "was" : "were");
+      cut = knod::io::cut_short_note(in.error(), read);
     if (out.empty())
       throw knod::Error(fmt::format("{}: no usable packets (none of {} to {} bytes)", path,
                                     knod::xdp::kEthHlen, knod::device::kMaxPacket));
@@ -568,8 +567,6 @@ std::vector<Case> cases(const BenchArgs& a) {
 int bench(const BenchArgs& a) {
   const bool interp = a.device.find("interp") != std::string::npos;
   const bool cpu = a.device.find("cpu") != std::string::npos;
-  if (!interp && !cpu)
-    throw knod::Error(fmt::format("--device {}: use interp, cpu or both", a.device));
   const uint32_t workers =
       a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
   std::string why;

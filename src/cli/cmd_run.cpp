@@ -303,9 +303,7 @@ int run(const RunArgs& a) {
                                r.skipped_snapped, r.skipped_snapped == 1 ? "" : "s"));
   if (r.truncated) {
     const uint64_t read = r.packets + r.skipped_too_large + r.skipped_snapped + r.skipped_runt;
-    warn.push_back(fmt::format("{} (the capture is cut short; the {} record{} before it {} read)",
-                               r.truncated_error, read, read == 1 ? "" : "s",
-                               read == 1 ? "was" : "were"));
+    warn.push_back(knod::io::cut_short_note(r.truncated_error, read));
   }
   if (!warn.empty()) fmt::print(stderr, "knod: warning: {}\n", fmt::join(warn, "; "));
 

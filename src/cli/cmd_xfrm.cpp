@@ -26,6 +26,7 @@
 #include "xfrm/crypto/engines.h"
 #include "xfrm/esp.h"
 #include "xfrm/install.h"
+#include "xfrm/ip.h"
 #include "xfrm/parse/ip_xfrm.h"
 #include "xfrm/reasm.h"
 
@@ -62,12 +63,11 @@ uint32_t l2_len(int dlt, const uint8_t* p, uint32_t len) {
 }
 
 /// True when the Ethernet frame's ethertype (the 2 bytes before the L2 header's end) is
-/// IPv4 or IPv6 and the packet after it (`caplen` bytes in all) is of that IP version: the
-/// kernel's ip_rcv / ipv6_rcv drop any other before xfrm sees it (InHdrErrors).
+/// IPv4 or IPv6 and the packet after it (`caplen` bytes in all) is of that IP version
+/// (xfrm::ip_of_ethertype).
 bool ip_ethertype(const uint8_t* p, uint32_t l2, uint32_t caplen) {
-  if (l2 < 14 || caplen <= l2) return false;
-  const uint16_t et = uint16_t(p[l2 - 2] << 8 | p[l2 - 1]);
-  return (et == 0x0800 && p[l2] >> 4 == 4) || (et == 0x86dd && p[l2] >> 4 == 6);
+  return l2 >= 14 && caplen >= l2 &&
+         ip_of_ethertype(uint16_t(p[l2 - 2] << 8 | p[l2 - 1]), p + l2, caplen - l2);
 }
 
 struct Run {

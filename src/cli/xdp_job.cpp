@@ -24,6 +24,7 @@
 #include "vm/interp.h"
 #include "xfrm/crypto/engines.h"
 #include "xfrm/install.h"
+#include "xfrm/ip.h"
 #include "xfrm/parse/ip_xfrm.h"
 
 namespace knod::cli {
@@ -92,9 +93,9 @@ void XfrmStage::run(device::Batch& b, uint32_t n, std::vector<uint8_t>& keep) {
     uint32_t len = b.data_len[i], l2 = 14;
     if (len >= 18 && f[12] == 0x81 && f[13] == 0x00) l2 = 18;
     uint16_t et = len >= l2 ? uint16_t(f[l2 - 2] << 8 | f[l2 - 1]) : 0;
-    // Not IP, or not the IP version its ethertype names: the host's ip_rcv / ipv6_rcv drop
-    // such a frame before xfrm (InHdrErrors), so the stage passes it on as it is.
-    if (len <= l2 || (et == 0x0800 ? f[l2] >> 4 != 4 : et != 0x86dd || f[l2] >> 4 != 6)) {
+    // Not IP, or not the IP version its ethertype names: the host's stack drops such a frame
+    // before xfrm, so the stage passes it on as it is.
+    if (len < l2 || !xfrm::ip_of_ethertype(et, f + l2, len - l2)) {
       ++passed_through;
       continue;
     }

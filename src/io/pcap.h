@@ -32,6 +32,10 @@ enum class SkipReason : uint8_t {
 };
 const char* skip_reason_name(SkipReason r);
 
+/// What a cut-off capture's warning says (knod run, knod bench): libpcap's `error`, then "(the
+/// capture is cut short; the N records before it were read)", `read` being N.
+std::string cut_short_note(const std::string& error, uint64_t read);
+
 struct Skip {
   uint64_t index;  ///< 0-based record number in the file
   SkipReason reason;

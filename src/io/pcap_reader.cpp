@@ -92,4 +92,9 @@ int PcapReader::link_type() const {
   return pcap_datalink(pcap_);
 }
 
+std::string cut_short_note(const std::string& error, uint64_t read) {
+  return fmt::format("{} (the capture is cut short; the {} record{} before it {} read)", error,
+                     read, read == 1 ? "" : "s", read == 1 ? "was" : "were");
+}
+
 }  // namespace knod::io

@@ -11,6 +11,14 @@ constexpr uint8_t kProtoIpip = 4, kProtoUdp = 17, kProtoIpv6 = 41, kProtoNone = 
 constexpr uint32_t kIpv4Hdr = 20, kIpv6Hdr = 40, kUdpHdr = 8, kEspHdr = 8;
 constexpr uint16_t kIpDf = 0x4000;  ///< IPv4 Don't Fragment bit in frag_off
 
+/// Whether the `len` bytes at `l3` after an Ethernet `ethertype` are an IP packet of the version it
+/// names (0x0800: 4, 0x86dd: 6); any other frame the kernel's ip_rcv / ipv6_rcv drop before
+/// xfrm sees it (InHdrErrors).
+inline bool ip_of_ethertype(uint16_t ethertype, const uint8_t* l3, uint32_t len) {
+  return len &&
+         ((ethertype == 0x0800 && l3[0] >> 4 == 4) || (ethertype == 0x86dd && l3[0] >> 4 == 6));
+}
+
 inline uint16_t ld16(const uint8_t* p) {
   return uint16_t(p[0] << 8 | p[1]);
 }

@@ -32,9 +32,6 @@ std::string map_type_name(uint32_t type) {
 }
 
 nlohmann::json programs_json(const loader::Object& obj) {
-  // The kernel's license_is_gpl_compatible() list (include/linux/license.h).
-  static const std::set<std::string> gpl = {
-      "GPL", "GPL v2", "GPL and additional rights", "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL"};
   nlohmann::json all = nlohmann::json::array();
   for (size_t i = 0; i < obj.programs.size(); ++i) {
     const loader::ProgramSpec& p = obj.programs[i];
@@ -48,7 +45,7 @@ nlohmann::json programs_json(const loader::Object& obj) {
                    {"section", p.section},
                    {"insns", p.insns.size()},
                    {"bytes_xlated", p.insns.size() * sizeof(Insn)},
-                   {"gpl_compatible", gpl.count(obj.license) > 0},
+                   {"gpl_compatible", obj.gpl_compatible()},
                    {"map_ids", ids},
                    {"maps", names}});
   }

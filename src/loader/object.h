@@ -58,7 +58,7 @@ struct LoadOptions {
 /// An opened object: programs, map specs and live maps (created and initialised).
 struct Object {
   std::string path;
-  std::string license;
+  std::string license;  ///< SEC("license") text, "" when the object has none
   std::vector<ProgramSpec> programs;
   std::vector<MapSpec> map_specs;
   std::vector<maps::MapPtr> maps;   ///< same order as map_specs
@@ -68,6 +68,15 @@ struct Object {
   /// Index of the map called `name` (or whose real_name is `name`, as libbpf's
   /// bpf_object__find_map_by_name), or -1.
   int find_map(const std::string& name) const;
+  /// The kernel's license_is_gpl_compatible() (include/linux/license.h): "GPL", "GPL v2",
+  /// "GPL and additional rights", "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL". A program
+  /// of an object that is not may not call a GPL-only helper (vm::HelperTable::gpl_only).
+  bool gpl_compatible() const {
+    for (const char* l : {"GPL", "GPL v2", "GPL and additional rights", "Dual BSD/GPL",
+                          "Dual MIT/GPL", "Dual MPL/GPL"})
+      if (license == l) return true;
+    return false;
+  }
 };
 
 /// Opens and links `path`. Throws knod::Error naming the problem: unreadable or non-ELF file,

@@ -64,6 +64,9 @@ constexpr int kMaxHelperId = 256;
 struct HelperTable {
   HelperFn fn[kMaxHelperId] = {};
   const char* name[kMaxHelperId] = {};
+  /// The kernel's bpf_func_proto.gpl_only: a program that is not GPL-compatible
+  /// (Env::gpl_compatible false) may not call it.
+  bool gpl_only[kMaxHelperId] = {};
 };
 
 /// A program ready to run: linked text (main + subprograms), ld_imm64 map references
@@ -84,6 +87,9 @@ struct Env {
   uint64_t clock_ns = 0;               ///< pinned clock for time helpers; 0 = real clock
   uint64_t seed = 0;                   ///< seed for bpf_get_prandom_u32
   void* user = nullptr;                ///< program-type data (e.g. xdp::Runtime*)
+  /// The object's license is GPL-compatible (loader::Object::gpl_compatible); when false,
+  /// prepare() refuses calls to HelperTable::gpl_only helpers, as the kernel's verifier does.
+  bool gpl_compatible = true;
   /// Unique per Env object in this process, never reused (addresses are): executors key
   /// code that depends on the env's maps (e.g. inlined ARRAY lookups) by it.
   uint64_t serial = next_serial();

@@ -32,6 +32,12 @@ Program prepare(std::string name, const InsnVec& insns, const Env& env) {
     if (i.code == (BPF_JMP | BPF_CALL) && i.src_reg == 0) {
       if (i.imm < 0 || i.imm >= kMaxHelperId || !env.helpers || !env.helpers->fn[i.imm])
         throw Error(fmt::format("unknown helper {} (insn {})", i.imm, pc));
+      if (env.helpers->gpl_only[i.imm] && !env.gpl_compatible)
+        throw Error(
+            fmt::format("insn {}: helper {} ({}) is GPL-only and the object's license is not "
+                        "GPL-compatible (kernel: cannot call GPL-restricted function from non-GPL "
+                        "compatible program)",
+                        pc, i.imm, env.helpers->name[i.imm] ? env.helpers->name[i.imm] : "?"));
       continue;
     }
     if (!is_lddw(i)) continue;

@@ -10,7 +10,9 @@ namespace knod::vm {
 /// Checks and links one program for `env` (kernel: bpf_check + resolve_pseudo_ldimm64):
 ///   - verifier::check_structure (knod::Error "insn N: ...");
 ///   - every helper call (BPF_CALL, src_reg 0) must name a helper of env.helpers
-///     (knod::Error "unknown helper 123 (insn 45)");
+///     (knod::Error "unknown helper 123 (insn 45)"), and a HelperTable::gpl_only one only
+///     when env.gpl_compatible (knod::Error "insn 45: helper 6 (bpf_trace_printk) is
+///     GPL-only ...", the kernel's -EINVAL "cannot call GPL-restricted function");
 ///   - ld_imm64 BPF_PSEUDO_MAP_IDX (5) / BPF_PSEUDO_MAP_FD (1), imm = index into env.maps,
 ///     becomes the map's host pointer (maps::Map*), a plain constant (src_reg 0);
 ///   - ld_imm64 BPF_PSEUDO_MAP_IDX_VALUE (6) / BPF_PSEUDO_MAP_VALUE (2), imm = map index,

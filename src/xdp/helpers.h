@@ -28,10 +28,15 @@ void add_fib_helpers(vm::HelperTable& t);        ///< 69, 163
 void add_loop_helpers(vm::HelperTable& t);       ///< 181
 void add_syncookie_helpers(vm::HelperTable& t);  ///< 204-207
 
+/// set_helper's last argument for a helper whose kernel bpf_func_proto has gpl_only = true.
+constexpr bool kGplOnly = true;
+
 /// Registers helper `id` under its linux/bpf.h name ("bpf_" + name).
-inline void set_helper(vm::HelperTable& t, int id, const char* name, vm::HelperFn fn) {
+inline void set_helper(vm::HelperTable& t, int id, const char* name, vm::HelperFn fn,
+                       bool gpl_only = false) {
   t.fn[id] = fn;
   t.name[id] = name;
+  t.gpl_only[id] = gpl_only;
 }
 
 /// Checks a pointer argument the verifier would have typed: [addr, addr+len) inside the run's

@@ -118,8 +118,8 @@ uint64_t check_mtu(vm::Run& run, uint64_t ctx, uint64_t ifindex, uint64_t mtu_le
 }  // namespace
 
 void add_fib_helpers(vm::HelperTable& t) {
-  set_helper(t, BPF_FUNC_fib_lookup, "bpf_fib_lookup", fib_lookup);
-  set_helper(t, BPF_FUNC_check_mtu, "bpf_check_mtu", check_mtu);
+  set_helper(t, BPF_FUNC_fib_lookup, "bpf_fib_lookup", fib_lookup, kGplOnly);
+  set_helper(t, BPF_FUNC_check_mtu, "bpf_check_mtu", check_mtu, kGplOnly);
 }
 
 }  // namespace knod::xdp

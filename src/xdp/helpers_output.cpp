@@ -78,7 +78,7 @@ uint64_t ringbuf_discard(vm::Run& run, uint64_t sample, uint64_t flags, uint64_t
 }  // namespace
 
 void add_output_helpers(vm::HelperTable& t) {
-  set_helper(t, BPF_FUNC_perf_event_output, "bpf_perf_event_output", perf_event_output);
+  set_helper(t, BPF_FUNC_perf_event_output, "bpf_perf_event_output", perf_event_output, kGplOnly);
   set_helper(t, BPF_FUNC_ringbuf_output, "bpf_ringbuf_output", ringbuf_output);
   set_helper(t, BPF_FUNC_ringbuf_reserve, "bpf_ringbuf_reserve", ringbuf_reserve);
   set_helper(t, BPF_FUNC_ringbuf_submit, "bpf_ringbuf_submit", ringbuf_submit);

@@ -150,7 +150,7 @@ uint64_t trace_printk(vm::Run& run, uint64_t fmt_addr, uint64_t fmt_size, uint64
 }  // namespace
 
 void add_printk_helpers(vm::HelperTable& t) {
-  set_helper(t, BPF_FUNC_trace_printk, "bpf_trace_printk", trace_printk);
+  set_helper(t, BPF_FUNC_trace_printk, "bpf_trace_printk", trace_printk, kGplOnly);
 }
 
 }  // namespace knod::xdp

@@ -166,10 +166,14 @@ uint64_t check6(vm::Run& run, uint64_t iph, uint64_t th, uint64_t, uint64_t, uin
 }  // namespace
 
 void add_syncookie_helpers(vm::HelperTable& t) {
-  set_helper(t, BPF_FUNC_tcp_raw_gen_syncookie_ipv4, "bpf_tcp_raw_gen_syncookie_ipv4", gen4);
-  set_helper(t, BPF_FUNC_tcp_raw_gen_syncookie_ipv6, "bpf_tcp_raw_gen_syncookie_ipv6", gen6);
-  set_helper(t, BPF_FUNC_tcp_raw_check_syncookie_ipv4, "bpf_tcp_raw_check_syncookie_ipv4", check4);
-  set_helper(t, BPF_FUNC_tcp_raw_check_syncookie_ipv6, "bpf_tcp_raw_check_syncookie_ipv6", check6);
+  set_helper(t, BPF_FUNC_tcp_raw_gen_syncookie_ipv4, "bpf_tcp_raw_gen_syncookie_ipv4", gen4,
+             kGplOnly);
+  set_helper(t, BPF_FUNC_tcp_raw_gen_syncookie_ipv6, "bpf_tcp_raw_gen_syncookie_ipv6", gen6,
+             kGplOnly);
+  set_helper(t, BPF_FUNC_tcp_raw_check_syncookie_ipv4, "bpf_tcp_raw_check_syncookie_ipv4", check4,
+             kGplOnly);
+  set_helper(t, BPF_FUNC_tcp_raw_check_syncookie_ipv6, "bpf_tcp_raw_check_syncookie_ipv6", check6,
+             kGplOnly);
 }
 
 }  // namespace knod::xdp

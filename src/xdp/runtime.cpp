@@ -91,6 +91,7 @@ Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opt
                     spec->name, spec->section, spec->prog_type));
   env_.maps = obj.maps;
   env_.helpers = &helpers();
+  env_.gpl_compatible = obj.gpl_compatible();
   env_.clock_ns = opts_.clock_ns;
   env_.seed = opts_.seed;
   env_.user = this;

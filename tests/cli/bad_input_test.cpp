@@ -149,6 +149,16 @@ TEST(BadObject, UnknownHelper) {
                   {"bad_helper.o", "xdp_bad_helper", "unknown helper 999"});
 }
 
+// The kernel refuses a GPL-only helper (bpf_trace_printk) in an object licensed "MIT"
+// (verifier: "cannot call GPL-restricted function from non-GPL compatible program").
+TEST(BadObject, GplOnlyHelperWithoutGplLicense) {
+  expect_one_line(run_obj(kFix + "/mit_printk.o"), 1,
+                  {"mit_printk.o", "xdp_mit_printk", "bpf_trace_printk", "GPL-only"});
+  Result r = knod("prog list -j " + kFix + "/mit_printk.o");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("\"gpl_compatible\": false"), std::string::npos) << r.out;
+}
+
 // A program libbpf types as another kind (SEC("tc"): sched_cls) is not run as XDP.
 TEST(BadObject, NotAnXdpProgram) {
   const std::string obj = std::string(KNOD_CLI_FIXTURES) + "/tc.o";

@@ -27,6 +27,7 @@ Outcome run_knod(const Case& c, Engine engine) {
   Outcome o;
   loader::Object obj;
   obj.path = "test";
+  obj.license = "GPL";  // as run_kernel loads it
   try {
     for (size_t i = 0; i < c.maps.size(); ++i) {
       auto m = maps::create_map("m" + std::to_string(i), c.maps[i].def, 1);

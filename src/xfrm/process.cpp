@@ -180,7 +180,8 @@ namespace {
 uint32_t esp_decrypt_run(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& stats,
                          const Spd* spd, uint32_t begin) {
   Scratch& s = scratch;
-  s.batch_top.assign(sad.size(), 0);
+  // All zero between runs: grown with zeros here, and the run's own SAs reset at its end.
+  if (s.batch_top.size() < sad.size()) s.batch_top.resize(sad.size(), 0);
   uint32_t n = 0, end = begin;
   for (; end < b.count; ++end) {
     const uint32_t i = end;
@@ -197,6 +198,8 @@ uint32_t esp_decrypt_run(Sad& sad, CryptoEngine& eng, PacketBatch& b, Counters& 
     b.drop[i] = uint8_t(d);
     if (d == Drop::kOk) s.sas[n] = sa, s.idx[n++] = i;
   }
+  for (uint32_t i = begin; i < end; ++i)  // only packets with an SA moved its batch_top
+    if (b.sa[i] != kNoSaIndex) s.batch_top[b.sa[i]] = 0;
   eng.decrypt(s.ops.data(), n);
   // In packet order; an SA's lock is held over a run of its packets (taken once per run).
   Sa* locked = nullptr;

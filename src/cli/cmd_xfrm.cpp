@@ -10,11 +10,11 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +49,10 @@ struct Frame {
   std::vector<uint8_t> l2;  ///< link header as captured (Ethernet), rewritten ethertype
   timeval ts{};
 };
+
+uint64_t ts_ns(const timeval& ts) {
+  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_usec) * 1000;
+}
 
 /// Link types ipsec reads: Ethernet or raw IP.
 bool ip_link(int dlt) {
@@ -86,7 +90,7 @@ struct Run {
 };
 
 void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
-           std::vector<uint32_t>& len, std::vector<Frame>& meta, pcap_dumper_t* out,
+           std::vector<uint32_t>& len, std::vector<Frame>& meta, knod::io::PcapWriter* out,
            uint32_t stride = kStride) {
   uint32_t n = uint32_t(meta.size());
   if (!n) return;
@@ -110,10 +114,7 @@ void flush(Run& r, std::vector<uint8_t>& frames, std::vector<uint32_t>& off,
       l2[l2.size() - 2] = uint8_t(et >> 8), l2[l2.size() - 1] = uint8_t(et);
     }
     std::memcpy(ip - l2.size(), l2.data(), l2.size());
-    pcap_pkthdr h{};
-    h.ts = meta[i].ts;
-    h.caplen = h.len = uint32_t(len[i] + l2.size());
-    pcap_dump(reinterpret_cast<u_char*>(out), &h, ip - l2.size());
+    out->write({ip - l2.size(), len[i] + l2.size()}, ts_ns(meta[i].ts));
   }
   meta.clear();
 }
@@ -259,16 +260,17 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
     throw knod::Error(fmt::format("ipsec: {}: {} not supported: Ethernet or raw IP", in,
                                   knod::io::link_type_text(dlt)));
   }
-  pcap_t* dead = nullptr;
-  pcap_dumper_t* dump = nullptr;
+  // The input's link type and microsecond timestamps, as captured.
+  std::optional<knod::io::PcapWriter> writer;
   if (!out.empty()) {
-    dead = pcap_open_dead(dlt, 65535);
-    dump = pcap_dump_open(dead, out.c_str());
-    if (!dump) {
+    try {
+      writer.emplace(out, 65535, false, dlt);
+    } catch (const knod::Error& e) {
       pcap_close(pin);
-      throw knod::Error(fmt::format("ipsec: cannot write '{}': {}", out, pcap_geterr(dead)));
+      throw knod::Error(fmt::format("ipsec: {}", e.what()));
     }
   }
+  knod::io::PcapWriter* dump = writer ? &*writer : nullptr;
   std::vector<uint8_t> frames(size_t(kBatchSize) * kStride);
   std::vector<uint32_t> off(kBatchSize), len(kBatchSize);
   std::vector<Frame> meta;
@@ -287,12 +289,12 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
     if (dlt == DLT_EN10MB && !ip_ethertype(data, l2, h->caplen)) {  // ARP...: xfrm never sees
       flush(r, frames, off, len, meta, dump);                       // (keeps the capture's order)
       ++r.not_ip, ++r.out_packets;
-      if (dump) pcap_dump(reinterpret_cast<u_char*>(dump), h, data);
+      if (dump) dump->write({data, h->caplen}, ts_ns(h->ts), h->len);
       continue;
     }
     const u_char* ipd = data + l2;
     if (r.dir == Dir::kIn) {
-      uint64_t now = uint64_t(h->ts.tv_sec) * 1'000'000'000 + uint64_t(h->ts.tv_usec) * 1000;
+      const uint64_t now = ts_ns(h->ts);
       switch (r.reasm.push(ipd, ilen, now, whole.data(), kReasmMaxLen, ilen)) {
         case ReasmResult::kNotFragment:
           break;
@@ -327,14 +329,12 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   r.reasm.expire_all();  // never completed: counted as the kernel's timeouts would be
   std::string perr = rc == -1 ? pcap_geterr(pin) : "";
   pcap_close(pin);
-  if (dump) {  // pcap_dump buffers: a full disk shows at the flush (as knod run's PcapWriter)
-    errno = 0;
-    const bool bad = pcap_dump_flush(dump) != 0 || std::ferror(pcap_dump_file(dump));
-    const int err = errno;  // the flush's cause (ENOSPC on a full disk)
-    pcap_dump_close(dump), pcap_close(dead);
-    if (bad)
-      throw knod::Error(err ? fmt::format("ipsec: {}: write error ({})", out, std::strerror(err))
-                            : fmt::format("ipsec: {}: write error", out));
+  if (dump) {  // pcap_dump buffers: a full disk shows at the flush
+    try {
+      dump->close();
+    } catch (const knod::Error& e) {
+      throw knod::Error(fmt::format("ipsec: {}", e.what()));
+    }
   }
   r.total[Drop::kTooBig] += oversize;
   print_report(r);

@@ -91,13 +91,15 @@ class PcapReader {
   std::vector<Skip> skipped_;
 };
 
-/// Writes a pcap file (DLT_EN10MB) through pcap_dump. Nanosecond timestamp precision by
-/// default (magic 0xa1b23c4d), so timestamps read by PcapReader survive exactly;
-/// `nanosecond = false` writes the classic microsecond format (magic 0xa1b2c3d4).
+/// Writes a pcap file through pcap_dump, link type `dlt` (DLT_EN10MB, 1, unless given; knod
+/// ipsec also writes DLT_RAW). Nanosecond timestamp precision by default (magic 0xa1b23c4d),
+/// so timestamps read by PcapReader survive exactly; `nanosecond = false` writes the classic
+/// microsecond format (magic 0xa1b2c3d4).
 class PcapWriter {
  public:
-  /// Creates/truncates `path`. Throws knod::Error when it cannot be written.
-  explicit PcapWriter(const std::string& path, uint32_t snaplen = 65535, bool nanosecond = true);
+  /// Creates/truncates `path`. Throws knod::Error "PATH: why" when it cannot be written.
+  explicit PcapWriter(const std::string& path, uint32_t snaplen = 65535, bool nanosecond = true,
+                      int dlt = 1);
   ~PcapWriter();
   PcapWriter(const PcapWriter&) = delete;
   PcapWriter& operator=(const PcapWriter&) = delete;

@@ -1,4 +1,4 @@
-// PcapWriter: pcap output through libpcap (pcap_open_dead + pcap_dump), DLT_EN10MB.
+// PcapWriter: pcap output through libpcap (pcap_open_dead + pcap_dump).
 #include <fmt/format.h>
 #include <pcap/pcap.h>
 
@@ -11,17 +11,18 @@
 
 namespace knod::io {
 
-PcapWriter::PcapWriter(const std::string& path, uint32_t snaplen, bool nanosecond)
+PcapWriter::PcapWriter(const std::string& path, uint32_t snaplen, bool nanosecond, int dlt)
     : path_(path), snaplen_(snaplen), nanosecond_(nanosecond) {
   dead_ = pcap_open_dead_with_tstamp_precision(
-      DLT_EN10MB, int(snaplen),
-      nanosecond ? PCAP_TSTAMP_PRECISION_NANO : PCAP_TSTAMP_PRECISION_MICRO);
+      dlt, int(snaplen), nanosecond ? PCAP_TSTAMP_PRECISION_NANO : PCAP_TSTAMP_PRECISION_MICRO);
   if (!dead_) throw Error(fmt::format("{}: pcap_open_dead failed", path));
   dump_ = pcap_dump_open(dead_, path.c_str());
   if (!dump_) {
     std::string err = pcap_geterr(dead_);
     pcap_close(dead_);
     dead_ = nullptr;
+    // libpcap's fopen message already names the file ("PATH: No such file or directory").
+    if (err.rfind(path + ": ", 0) == 0) throw Error(err);
     throw Error(fmt::format("{}: {}", path, err));
   }
 }

@@ -497,6 +497,11 @@ TEST(BadOutput, UnwritablePaths) {
     expect_one_line(r, 1, {bad});
     EXPECT_EQ(r.out, "") << "failed after the run instead of before";
   }
+  // knod ipsec -w: the path once, libpcap's cause once.
+  const std::string xfrm = std::string(KNOD_EXAMPLE_SRC_DIR) + "/../xfrm/run_after_xdp.conf";
+  Result r = knod("ipsec --xfrm " + xfrm + " -r " + kPing4 + " --dir out -w " + bad);
+  expect_one_line(r, 1, {"ipsec: " + bad + ": No such file or directory"});
+  EXPECT_EQ(r.err.find(bad), r.err.rfind(bad)) << r.err;
 }
 
 TEST(BadOutput, DiskFull) {

@@ -37,7 +37,10 @@ long QueueStackMap::push(const void* value, uint64_t flags) {
 long QueueStackMap::take(void* value, bool remove) {
   std::lock_guard<SpinLock> g(lock_);
   uint32_t vs = def().value_size;
-  if (head_ == tail_) return -ENOENT;
+  if (head_ == tail_) {  // __queue_map_get / __stack_map_get: the value comes back zeroed
+    std::memset(value, 0, vs);
+    return -ENOENT;
+  }
   uint32_t i = stack_ ? (head_ + size_ - 1) % size_ : tail_;
   std::memcpy(value, slots_.data() + size_t(i) * vs, vs);
   if (remove) {

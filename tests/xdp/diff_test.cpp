@@ -469,6 +469,24 @@ std::vector<DiffCase> cases() {
     c.packet = packet();
     return c;
   });
+  // Pop/peek on an empty QUEUE/STACK: -ENOENT and the value zeroed (__queue_map_get).
+  for (uint32_t type : {BPF_MAP_TYPE_QUEUE, BPF_MAP_TYPE_STACK})
+    for (int helper : {BPF_FUNC_map_pop_elem, BPF_FUNC_map_peek_elem})
+      add(std::string(type == BPF_MAP_TYPE_QUEUE ? "queue" : "stack") +
+              (helper == BPF_FUNC_map_pop_elem ? "_pop" : "_peek") + "_empty_zeroes",
+          [=] {
+            Case c;
+            c.maps.push_back({{type, 0, 8, 2, 0, -1}, {}});
+            InsnVec p;
+            p << st(BPF_DW, 10, -8, 0x55555555);
+            ld_map(p, 1, 0);
+            p << mov64_reg(2, 10) << alu64_imm(BPF_ADD, 2, -8) << call(helper)
+              << ldx(BPF_DW, 6, 10, -8) << alu64_reg(BPF_ADD, 0, 6)  // -ENOENT + value
+              << exit_insn();
+            c.progs.push_back(p);
+            c.packet = packet();
+            return c;
+          });
   add("trace_printk_len", [] { return printk("x=%d y=%x %s\n", 16, -5, 255); });
   add("trace_printk_ll", [] { return printk("%lld %llx|%5u|", 16, -5, 0x1234567890); });
   add("trace_printk_no_nul", [] { return printk("abcdefgh", 8, 0, 0); });

@@ -91,6 +91,24 @@ Parsed parse_def(Builder& b, const std::string& name, const btf_type* st) {
   return p;
 }
 
+/// Byte offset of the `struct bpf_spin_lock` member of value type `id`, or -1 (the kernel's
+/// btf_parse_fields: top-level members of a struct value).
+int32_t spin_lock_offset(Builder& b, const std::string& name, uint32_t id) {
+  const btf_type* t = id ? skip_mods(b.btf, id) : nullptr;
+  if (!t || !btf_is_struct(t)) return -1;
+  int32_t off = -1;
+  const btf_member* m = btf_members(t);
+  for (int i = 0; i < btf_vlen(t); ++i, ++m) {
+    const btf_type* mt = skip_mods(b.btf, m->type);
+    if (!mt || !btf_is_struct(mt) ||
+        cstr(btf__name_by_offset(b.btf, mt->name_off)) != "bpf_spin_lock")
+      continue;
+    if (off >= 0) b.fail(fmt::format("map '{}': more than one bpf_spin_lock in the value", name));
+    off = int32_t(btf_member_bit_offset(t, i) / 8);
+  }
+  return off;
+}
+
 }  // namespace
 
 void collect_btf_maps(Builder& b) {
@@ -116,6 +134,7 @@ void collect_btf_maps(Builder& b) {
     MapSpec spec;
     spec.name = s.name;
     spec.def = p.def;
+    spec.def.spin_lock_off = spin_lock_offset(b, s.name, p.value_id);
     spec.btf_key_type_id = p.key_id;
     spec.btf_value_type_id = p.value_id;
     int idx = int(b.obj.map_specs.size());
@@ -143,6 +162,7 @@ void collect_btf_maps(Builder& b) {
     MapSpec spec;
     spec.name = iname;
     spec.def = ip.def;
+    spec.def.spin_lock_off = spin_lock_offset(b, iname, ip.value_id);
     spec.btf_key_type_id = ip.key_id;
     spec.btf_value_type_id = ip.value_id;
     spec.inner_template = true;

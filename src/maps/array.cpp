@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "maps/spin_lock.h"
 #include "maps/util.h"
 
 namespace knod::maps {
@@ -45,10 +46,12 @@ void* ArrayMap::lookup(const void* key, uint32_t cpu) {
 }
 
 long ArrayMap::check(const void* key, uint64_t flags, uint32_t* index) const {
-  if ((flags & ~uint64_t(BPF_F_LOCK)) > BPF_EXIST || (flags & BPF_F_LOCK)) return -EINVAL;
+  // array_map_update_elem()'s order of checks.
+  if ((flags & ~uint64_t(BPF_F_LOCK)) > BPF_EXIST) return -EINVAL;
   std::memcpy(index, key, 4);
   if (*index >= def().max_entries) return -E2BIG;
   if (flags & BPF_NOEXIST) return -EEXIST;
+  if ((flags & BPF_F_LOCK) && def().spin_lock_off < 0) return -EINVAL;
   return 0;
 }
 
@@ -57,7 +60,8 @@ long ArrayMap::update(const void* key, const void* value, uint64_t flags, uint32
   if (long e = check(key, flags, &i)) return e;
   uint8_t* p = at(i, percpu_ ? cpu : 0);
   if (!p) return -EINVAL;
-  std::memcpy(p, value, def().value_size);
+  if (flags & BPF_F_LOCK) return copy_value_locked(def(), p, value);
+  copy_value(def(), p, value);
   return 0;
 }
 
@@ -86,7 +90,8 @@ long ArrayMap::user_update(const void* key, const void* value, uint64_t flags) {
   uint32_t i;
   if (long e = check(key, flags, &i)) return e;
   if (!percpu_) {
-    std::memcpy(at(i), value, def().value_size);
+    if (flags & BPF_F_LOCK) return copy_value_locked(def(), at(i), value);
+    copy_value(def(), at(i), value);
   } else {
     // bpf_percpu_array_update() copies round_up(value_size, 8) per CPU, padding included.
     for (uint32_t c = 0; c < ncpus_; ++c)

@@ -77,6 +77,12 @@ MapPtr make(const std::string& name, const MapDef& def, uint32_t ncpus) {
 
 MapPtr create_map(const std::string& name, const MapDef& def, uint32_t ncpus) {
   if (ncpus == 0) throw Error("map '" + name + "': ncpus must be at least 1");
+  if (def.spin_lock_off >= 0) {  // map_check_btf(): BPF_SPIN_LOCK
+    if (def.type != BPF_MAP_TYPE_HASH && def.type != BPF_MAP_TYPE_ARRAY)
+      bad_def(name, def, "a bpf_spin_lock in the value needs a HASH or ARRAY map", "EOPNOTSUPP");
+    if (def.spin_lock_off % 4 || uint64_t(def.spin_lock_off) + 4 > def.value_size)
+      bad_def(name, def, "bpf_spin_lock not 4-byte aligned inside the value");
+  }
   if (footprint(def, ncpus) > kMaxMapBytes)
     bad_def(name, def,
             "max_entries " + std::to_string(def.max_entries) + " needs more than " +

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "maps/jhash.h"
+#include "maps/spin_lock.h"
 
 namespace knod::maps {
 
@@ -98,7 +100,10 @@ void* HashMap::lookup(const void* key, uint32_t cpu) {
 
 void HashMap::store(uint32_t e, const void* value, uint32_t cpu, bool fresh) {
   if (!percpu_) {
-    std::memcpy(table_.value_at(e), value, def().value_size);
+    if (fresh)
+      init_value(def(), table_.value_at(e), value);
+    else
+      copy_value(def(), table_.value_at(e), value);
   } else if (cpu == kAllCpus) {
     // pcpu_copy_value() copies round_up(value_size, 8) per CPU, padding included.
     for (uint32_t c = 0; c < ncpus_; ++c)
@@ -112,10 +117,29 @@ void HashMap::store(uint32_t e, const void* value, uint32_t cpu, bool fresh) {
 }
 
 long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint32_t cpu) {
-  if ((flags & ~uint64_t(BPF_F_LOCK)) > BPF_EXIST || (flags & BPF_F_LOCK)) return -EINVAL;
+  if ((flags & ~uint64_t(BPF_F_LOCK)) > BPF_EXIST) return -EINVAL;
+  // BPF_F_LOCK: only a value with a bpf_spin_lock (never an LRU or per-CPU map's, whose
+  // update_elem refuses the flag as `map_flags > BPF_EXIST`).
+  const bool locked = flags & BPF_F_LOCK;
+  if (locked && def().spin_lock_off < 0) return -EINVAL;
+  flags &= ~uint64_t(BPF_F_LOCK);
   if (percpu_ && cpu != kAllCpus && cpu >= ncpus_) return -EINVAL;
   uint32_t h = table_.hash(key), b = table_.bucket(h);
-  if (lru_) map_lock_.lock();
+  uint32_t fresh = kNil;  // an LRU map's new node, taken before the key is looked up
+  if (lru_) {
+    map_lock_.lock();
+    // htab_lru_map_update_elem(): prealloc_lru_pop() comes first, so on a full map an update
+    // evicts even when it then fails or replaces its own key (the per-CPU LRU map skips it
+    // for BPF_EXIST). The victim may be the key itself.
+    if (!(percpu_ && flags == BPF_EXIST)) {
+      fresh = table_.alloc();
+      if (fresh == kNil) fresh = evict();
+      if (fresh == kNil) {
+        map_lock_.unlock();
+        return -ENOMEM;
+      }
+    }
+  }
   table_.lock(b).lock();
   long ret = 0;
   uint32_t e = table_.find(h, key);
@@ -123,12 +147,16 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
     ret = -EEXIST;
   } else if (e == kNil && flags == BPF_EXIST) {
     ret = -ENOENT;
+  } else if (e != kNil && locked) {  // in place, under the value's lock
+    ret = copy_value_locked(def(), table_.value_at(e), value);
   } else if (e != kNil) {
     // htab_map_update_elem(): the new value in a spare element linked at the head *before*
     // the old element leaves the list, so that a concurrent lookup never misses the key;
-    // the old element becomes the spare. Per-CPU maps update in place (as the kernel), as
-    // do more concurrent updaters than spares.
-    const uint32_t n = percpu_ ? kNil : table_.alloc_spare();
+    // the old element becomes the spare (an LRU map's: the new node, the old one freed).
+    // Per-CPU maps update in place (as the kernel), as do more concurrent updaters than
+    // spares.
+    uint32_t n = kNil;
+    if (!percpu_) n = lru_ ? std::exchange(fresh, kNil) : table_.alloc_spare();
     if (n == kNil) {
       store(e, value, cpu, false);
     } else {
@@ -140,16 +168,13 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
         ref_[n].store(0, std::memory_order_relaxed);
         lru_list_.remove(e);
         lru_list_.add(n);
+        fresh = e;  // freed below
+      } else {
+        table_.release_spare(e);
       }
-      table_.release_spare(e);
     }
   } else {
-    e = table_.alloc();
-    if (e == kNil && lru_) {
-      table_.lock(b).unlock();  // eviction locks the victim's bucket (map_lock_ held)
-      e = evict();
-      table_.lock(b).lock();
-    }
+    e = lru_ ? std::exchange(fresh, kNil) : table_.alloc();
     if (e == kNil) {
       ret = -E2BIG;
     } else {
@@ -163,6 +188,7 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
     }
   }
   table_.lock(b).unlock();
+  if (fresh != kNil) table_.release(fresh);  // htab_lru_push_free(): unused or replaced
   if (lru_) map_lock_.unlock();
   return ret;
 }

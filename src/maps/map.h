@@ -20,6 +20,8 @@ struct MapDef {
   uint32_t max_entries = 0;  ///< entries; 0 is resolved by the loader (see LoadOptions)
   uint32_t map_flags = 0;    ///< BPF_F_* (BPF_F_NO_PREALLOC, BPF_F_RDONLY_PROG, ...)
   int32_t inner_map = -1;    ///< map-in-map: index of the inner map template in the object, or -1
+  /// Byte offset of the value's `struct bpf_spin_lock` (BTF), or -1 (maps/spin_lock.h).
+  int32_t spin_lock_off = -1;
 };
 
 /// One BPF map. Program-side calls are what helpers use; they run on the data path and never

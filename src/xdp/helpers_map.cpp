@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "maps/spin_lock.h"
 #include "xdp/buff.h"
 #include "xdp/helpers.h"
 
@@ -81,9 +82,10 @@ uint64_t spin_lock(vm::Run& run, uint64_t lock, uint64_t, uint64_t, uint64_t, ui
     run.fault = vm::Fault::kBadHelper;
     return 0;
   }
-  std::atomic_ref<uint32_t> v(*ptr<uint32_t>(lock));
-  uint32_t expected = 0;
-  while (!v.compare_exchange_weak(expected, 1, std::memory_order_acquire)) expected = 0;
+  if (!maps::value_lock(ptr<uint32_t>(lock))) {  // never released (maps/spin_lock.h)
+    run.fault = vm::Fault::kBadHelper;
+    return 0;
+  }
   if (b) b->held_lock = lock;
   return 0;
 }
@@ -95,7 +97,7 @@ uint64_t spin_unlock(vm::Run& run, uint64_t lock, uint64_t, uint64_t, uint64_t, 
     run.fault = vm::Fault::kBadHelper;
     return 0;
   }
-  std::atomic_ref<uint32_t>(*ptr<uint32_t>(lock)).store(0, std::memory_order_release);
+  maps::value_unlock(ptr<uint32_t>(lock));
   if (b) b->held_lock = 0;
   return 0;
 }

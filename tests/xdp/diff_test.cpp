@@ -397,6 +397,19 @@ std::vector<DiffCase> cases() {
         << alu64_imm(BPF_LSH, 6, 8) << alu64_reg(BPF_OR, 6, 0) << mov64_reg(0, 6) << exit_insn();
     });
   });
+  // A full LRU map: an update takes a node (evicting the least recently used key) before it
+  // looks at the key and the flags (htab_lru_map_update_elem), so even an update that fails
+  // or replaces its key leaves one key fewer. The map dump is compared.
+  for (auto [name, flags] : std::vector<std::pair<const char*, int32_t>>{
+           {"any", BPF_ANY}, {"noexist", BPF_NOEXIST}, {"exist", BPF_EXIST}})
+    for (int32_t key : {101, 200})
+      add(std::string("lru_full_update_") + name + (key == 101 ? "_hit" : "_miss"), [=] {
+        return map_ops(BPF_MAP_TYPE_LRU_HASH, [=](InsnVec& p) {
+          for (int32_t k = 100; k < 104; ++k) update(p, k, k, BPF_ANY);
+          update(p, key, 0x37, flags);
+          p << exit_insn();
+        });
+      });
   add("array_update_errors", [] {
     return map_ops(BPF_MAP_TYPE_ARRAY, [](InsnVec& p) {
       update(p, 1, 100, BPF_ANY);

@@ -18,7 +18,7 @@ namespace knod::xdp::test {
 namespace {
 
 bool dumpable(uint32_t type) {
-  return type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_ARRAY;
+  return type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_LRU_HASH;
 }
 
 }  // namespace

@@ -182,16 +182,7 @@ int run(const RunArgs& a) {
     if (obj.programs.empty()) throw knod::Error(fmt::format("{}: no programs", a.obj));
     prog = obj.programs[0].name;
   }
-  // Preparing the program (helper ids, verifier checks) fails with the program's name only.
-  auto make_runtime = [&] {
-    try {
-      return knod::xdp::Runtime(obj, prog, xo);
-    } catch (const knod::Error& e) {
-      if (std::string_view(e.what()).find(a.obj) != std::string_view::npos) throw;
-      throw knod::Error(fmt::format("{}: {}", a.obj, e.what()));
-    }
-  };
-  knod::xdp::Runtime rt = make_runtime();
+  knod::xdp::Runtime rt(obj, prog, xo);
 
   knod::cli::JobOptions jo;
   jo.in_pcap = a.in;

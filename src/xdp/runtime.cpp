@@ -103,7 +103,8 @@ Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opt
       programs_.push_back(std::make_unique<vm::Program>(
           vm::prepare(obj.programs[i].name, obj.programs[i].insns, env_)));
     } catch (const Error& e) {
-      if (i == entry_) throw Error(fmt::format("program '{}': {}", spec->name, e.what()));
+      if (i == entry_)
+        throw Error(fmt::format("{}: program '{}': {}", obj.path, spec->name, e.what()));
       programs_.push_back(nullptr);
     }
   }

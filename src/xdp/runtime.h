@@ -57,7 +57,8 @@ class Runtime {
  public:
   /// Builds the env for `obj` and selects program `prog` (name or section). Every program of
   /// the object is prepared (vm::prepare) so a PROG_ARRAY value i tail-calls
-  /// obj.programs[i]. Throws knod::Error: unknown program, a program that fails to prepare.
+  /// obj.programs[i]. Throws knod::Error: unknown program, a program that fails to prepare
+  /// ("OBJ-PATH: program 'NAME': why").
   Runtime(const loader::Object& obj, const std::string& prog, Options opts);
   ~Runtime();
   Runtime(const Runtime&) = delete;

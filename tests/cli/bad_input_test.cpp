@@ -147,6 +147,9 @@ TEST(BadObject, UnknownProgramName) {
 TEST(BadObject, UnknownHelper) {
   expect_one_line(run_obj(kFix + "/bad_helper.o"), 1,
                   {"bad_helper.o", "xdp_bad_helper", "unknown helper 999"});
+  // test-run names the file too (helper-57: it said "program 'xdp_bad_helper': ..." alone).
+  expect_one_line(knod("test-run " + kFix + "/bad_helper.o -p xdp_bad_helper --data-in " + kPing4),
+                  1, {"bad_helper.o: program 'xdp_bad_helper'", "unknown helper 999"});
 }
 
 // The kernel refuses a GPL-only helper (bpf_trace_printk) in an object licensed "MIT"

@@ -120,6 +120,9 @@ class Linker {
       if (j + 1 >= f.len) b_.fail(fmt::format("{}: ld_imm64 lacks its second slot", ctx));
       Insn next = out_[pc + 1];
       ++j;
+      // libbpf: "relocation doesn't point to a valid instruction" (bpf_program__record_reloc).
+      if (relocs_.count(key(f.sec, f.start + j)))
+        b_.fail(fmt::format("{}: relocation on the second slot of an ld_imm64", ctx));
       if (!rel) return;
       if (rel->type != 1 /* R_BPF_64_64 */)
         b_.fail(fmt::format("{}: relocation type {} on ld_imm64", ctx, rel->type));

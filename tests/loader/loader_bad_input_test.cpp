@@ -1,8 +1,10 @@
 // Bad input: every malformed object gives one clear knod::Error line, never a crash.
 #include <elf.h>
 #include <gtest/gtest.h>
+#include <linux/bpf.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -116,4 +118,34 @@ TEST(LoaderBadInput, CorruptBytesNeverCrash) {
     }
   }
   SUCCEED();
+}
+
+// A relocation moved onto the second slot of an ld_imm64 (its first slot's entry + 8): libbpf
+// refuses the object ("relocation doesn't point to a valid instruction"); so does knod, rather
+// than leave the first slot unrelocated to fault at run time.
+TEST(LoaderBadInput, RelocationOnTheSecondSlotOfLdImm64) {
+  std::vector<char> b = read(obj_path("globals.o"));
+  ASSERT_GE(b.size(), sizeof(Elf64_Ehdr));
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, b.data(), sizeof eh);
+  bool moved = false;
+  for (int i = 0; i < eh.e_shnum && !moved; ++i) {
+    Elf64_Shdr sh;
+    std::memcpy(&sh, b.data() + eh.e_shoff + size_t(i) * eh.e_shentsize, sizeof sh);
+    if (sh.sh_type != SHT_REL || sh.sh_size < sizeof(Elf64_Rel)) continue;
+    Elf64_Shdr target;
+    std::memcpy(&target, b.data() + eh.e_shoff + size_t(sh.sh_info) * eh.e_shentsize,
+                sizeof target);
+    if (!(target.sh_flags & SHF_EXECINSTR)) continue;
+    Elf64_Rel r;
+    std::memcpy(&r, b.data() + sh.sh_offset, sizeof r);
+    const uint8_t code = uint8_t(b[target.sh_offset + r.r_offset]);
+    ASSERT_EQ(code, BPF_LD | BPF_DW | BPF_IMM) << "the first relocation is not an ld_imm64's";
+    r.r_offset += 8;
+    std::memcpy(b.data() + sh.sh_offset, &r, sizeof r);
+    moved = true;
+  }
+  ASSERT_TRUE(moved);
+  EXPECT_NE(error_of(b).find("relocation on the second slot of an ld_imm64"), std::string::npos)
+      << error_of(b);
 }

@@ -124,6 +124,13 @@ int test_run(const Args& a) {
                msg.empty() || msg.back() != '\n' ? "\n" : "");
   };
   xdp::Runtime rt(obj, a.prog, opts);
+  // bpf_prog_test_run_xdp(): a program for a DEVMAP or CPUMAP entry is not test-run.
+  if (const loader::ProgramSpec* p = obj.find_program(a.prog);
+      p && (p->expected_attach_type == BPF_XDP_DEVMAP || p->expected_attach_type == BPF_XDP_CPUMAP))
+    throw Error(fmt::format(
+        "test-run: program '{}' is for a {} entry (section '{}'): the kernel's "
+        "BPF_PROG_TEST_RUN refuses it (-EINVAL)",
+        p->name, p->expected_attach_type == BPF_XDP_DEVMAP ? "DEVMAP" : "CPUMAP", p->section));
 
   std::vector<uint8_t> frame(device::kFrameSize, 0);
   std::memcpy(frame.data() + device::kXdpHeadroom - meta, data.data(), data.size());

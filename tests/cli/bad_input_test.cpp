@@ -170,6 +170,16 @@ TEST(BadObject, NotAnXdpProgram) {
                   {"not an XDP program"});
 }
 
+// bpf_prog_test_run_xdp() refuses a program for a DEVMAP or CPUMAP entry (-EINVAL); `bpftool
+// prog run` on one fails with "Invalid argument".
+TEST(BadObject, TestRunOfADevmapOrCpumapProgram) {
+  const std::string obj = kFix + "/entry_progs.o";
+  expect_one_line(knod("test-run " + obj + " -p xdp_devmap_entry --data-in " + kPing4), 1,
+                  {"xdp_devmap_entry", "DEVMAP entry", "xdp/devmap", "-EINVAL"});
+  expect_one_line(knod("test-run " + obj + " -p xdp_cpumap_entry --data-in " + kPing4), 1,
+                  {"xdp_cpumap_entry", "CPUMAP entry", "xdp/cpumap", "-EINVAL"});
+}
+
 TEST(BadObject, Kfunc) {
   expect_one_line(run_obj(kFix + "/kfunc.o"), 1,
                   {"kfunc", "bpf_xdp_metadata_rx_hash", "not supported"});

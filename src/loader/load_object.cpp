@@ -3,7 +3,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <bit>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -36,14 +39,28 @@ std::string section_string(const ElfFile& elf, const char* name) {
   return std::string(reinterpret_cast<const char*>(s->data), n);
 }
 
+/// libbpf's adjust_ringbuf_sz(): a RINGBUF size that is not a power-of-2 multiple of the page
+/// size becomes the smallest one above it (5000 → 8192 with 4 KiB pages).
+uint32_t adjust_ringbuf_size(uint32_t sz) {
+  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  if (sz == 0 || (sz % page == 0 && std::has_single_bit(sz / page))) return sz;
+  for (uint64_t mul = 1; mul * page <= UINT32_MAX; mul <<= 1)
+    if (mul * page > sz) return uint32_t(mul * page);
+  return sz;  // the map's own check refuses it
+}
+
 uint32_t resolve_max_entries(const Builder& b, const MapSpec& s, const LoadOptions& opts,
                              uint32_t ncpus) {
+  auto fit = [&](uint32_t n) {
+    return s.def.type == BPF_MAP_TYPE_RINGBUF ? adjust_ringbuf_size(n) : n;
+  };
   auto o = opts.max_entries.find(s.name);
-  if (o != opts.max_entries.end()) return o->second;
-  if (s.def.max_entries) return s.def.max_entries;
+  if (o != opts.max_entries.end()) return fit(o->second);
+  if (s.def.max_entries) return fit(s.def.max_entries);
   if (opts.default_max_entries) return opts.default_max_entries;
-  if (s.def.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY || s.def.type == BPF_MAP_TYPE_CPUMAP)
-    return ncpus;
+  // libbpf sizes only this type itself (bpf_object__create_map); a CPUMAP of 0 entries is
+  // refused by the kernel.
+  if (s.def.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY) return ncpus;
   b.fail(
       fmt::format("map '{}' declares max_entries 0 (sized at load time); give its size "
                   "with --max-entries {}=N",

@@ -49,7 +49,8 @@ struct MapSpec {
 struct LoadOptions {
   uint32_t ncpus = 0;  ///< per-CPU slots; 0 = std::thread::hardware_concurrency()
   /// max_entries for maps declared with 0 (libbpf skeletons size them at load time). 0 = the
-  /// skeleton convention: ncpus for PERF_EVENT_ARRAY and per-CPU-style maps, else error.
+  /// skeleton convention: ncpus for PERF_EVENT_ARRAY (as libbpf), else error. RINGBUF sizes
+  /// are rounded up to a power-of-2 multiple of the page size, as libbpf's adjust_ringbuf_sz.
   uint32_t default_max_entries = 0;
   /// Per-map max_entries by map name; wins over the object's own value.
   std::map<std::string, uint32_t> max_entries;

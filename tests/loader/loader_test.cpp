@@ -2,6 +2,7 @@
 // instructions (call targets, map references, global-data offsets).
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "loader/object.h"
@@ -288,5 +289,28 @@ TEST(Loader, ExternVariableIsRefusedByName) {
     EXPECT_EQ(std::string(e.what()), obj_path("extern_var.o") +
                                          ": extern symbol 'LINUX_KERNEL_VERSION' is not supported "
                                          "(unresolved extern in 'xdp_kver')");
+  }
+}
+
+// Map sizes as libbpf 1.1 creates them: a RINGBUF rounded up to a power-of-2 multiple of the
+// page size (adjust_ringbuf_sz, also for a --max-entries size); a CPUMAP of 0 entries needs a
+// size (libbpf sizes only PERF_EVENT_ARRAY; the kernel refuses a CPUMAP of 0).
+TEST(Loader, RingbufSizeRoundedAsLibbpf) {
+  const uint32_t page = uint32_t(sysconf(_SC_PAGESIZE));
+  uint32_t want = page;
+  while (want <= 5000) want *= 2;
+  LoadOptions o;
+  o.max_entries["cpus"] = 2;
+  EXPECT_EQ(load("ringbuf_size.o", o).map_specs[0].def.max_entries, want);
+  o.max_entries["events"] = 3 * page;
+  EXPECT_EQ(load("ringbuf_size.o", o).map_specs[0].def.max_entries, 4 * page);
+  o.max_entries["events"] = 2 * page;  // already a power-of-2 multiple: kept
+  EXPECT_EQ(load("ringbuf_size.o", o).map_specs[0].def.max_entries, 2 * page);
+  try {
+    load("ringbuf_size.o");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("map 'cpus' declares max_entries 0"), std::string::npos)
+        << e.what();
   }
 }

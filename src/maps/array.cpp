@@ -87,6 +87,7 @@ long ArrayMap::user_lookup(const void* key, void* value) {
 }
 
 long ArrayMap::user_update(const void* key, const void* value, uint64_t flags) {
+  if ((flags & BPF_F_LOCK) && def().spin_lock_off < 0) return -EINVAL;  // syscall.c, first
   uint32_t i;
   if (long e = check(key, flags, &i)) return e;
   if (!percpu_) {

@@ -198,6 +198,7 @@ long HashMap::update(const void* key, const void* value, uint64_t flags, uint32_
 }
 
 long HashMap::user_update(const void* key, const void* value, uint64_t flags) {
+  if ((flags & BPF_F_LOCK) && def().spin_lock_off < 0) return -EINVAL;  // syscall.c, first
   return do_update(key, value, flags, percpu_ ? kAllCpus : 0);
 }
 

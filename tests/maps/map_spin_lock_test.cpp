@@ -58,6 +58,9 @@ TEST(SpinLockValue, FLockNeedsALock) {
   EXPECT_EQ(h->update(&k, &in, BPF_F_LOCK, 0), -EINVAL);
   EXPECT_EQ(a->update(&k, &in, BPF_F_LOCK, 0), -EINVAL);
   EXPECT_EQ(a->update(&k, &in, BPF_F_LOCK | BPF_NOEXIST, 0), -EEXIST);  // checked first
+  // The syscall checks the lock first (KernelDiff.Array's flags 5 against the kernel).
+  EXPECT_EQ(a->user_update(&k, &in, BPF_F_LOCK | BPF_NOEXIST), -EINVAL);
+  EXPECT_EQ(h->user_update(&k, &in, BPF_F_LOCK | BPF_NOEXIST), -EINVAL);
 }
 
 // A lock word left held (a program may store to it directly; the kernel's verifier forbids

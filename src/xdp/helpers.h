@@ -21,7 +21,7 @@ void add_map_helpers(vm::HelperTable& t);        ///< 1-3, 87-89, 93-94, 164
 void add_time_helpers(vm::HelperTable& t);       ///< 5, 7, 8, 118, 125, 160, 208
 void add_printk_helpers(vm::HelperTable& t);     ///< 6
 void add_redirect_helpers(vm::HelperTable& t);   ///< 12, 23, 51
-void add_output_helpers(vm::HelperTable& t);     ///< 25, 130-133
+void add_output_helpers(vm::HelperTable& t);     ///< 25, 130-134
 void add_csum_helpers(vm::HelperTable& t);       ///< 28
 void add_buff_helpers(vm::HelperTable& t);       ///< 44, 54, 65, 188-190
 void add_fib_helpers(vm::HelperTable& t);        ///< 69, 163

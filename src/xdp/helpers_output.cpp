@@ -1,9 +1,9 @@
 // Output to user space: bpf_perf_event_output (25, XDP flavour bpf_xdp_event_output),
 // bpf_ringbuf_output (130), bpf_ringbuf_reserve (131), bpf_ringbuf_submit (132),
-// bpf_ringbuf_discard (133). Sources: net/core/filter.c bpf_xdp_event_output,
-// kernel/trace/bpf_trace.c __bpf_perf_event_output, kernel/bpf/ringbuf.c. The rings are
-// the maps' own (maps::PerfEventArray, maps::RingBuf); the runtime drains them into its sinks
-// after each packet when sinks are set (otherwise they fill up as under BPF_PROG_TEST_RUN
+// bpf_ringbuf_discard (133), bpf_ringbuf_query (134). Sources: net/core/filter.c
+// bpf_xdp_event_output, kernel/trace/bpf_trace.c __bpf_perf_event_output, kernel/bpf/ringbuf.c. The
+// rings are the maps' own (maps::PerfEventArray, maps::RingBuf); the runtime drains them into its
+// sinks after each packet when sinks are set (otherwise they fill up as under BPF_PROG_TEST_RUN
 // with no reader).
 #include "maps/perf_event_array.h"
 #include "maps/ringbuf.h"
@@ -41,6 +41,11 @@ uint64_t ringbuf_output(vm::Run& run, uint64_t m, uint64_t data, uint64_t size, 
   auto* rb = typed_map<maps::RingBuf>(run, m);
   if (!rb || (size && !arg_mem(run, data, size, false))) return 0;
   return uint64_t(rb->output(ptr<const void>(data), size, flags));
+}
+
+uint64_t ringbuf_query(vm::Run& run, uint64_t m, uint64_t flags, uint64_t, uint64_t, uint64_t) {
+  auto* rb = typed_map<maps::RingBuf>(run, m);
+  return rb ? rb->query(flags) : 0;
 }
 
 uint64_t ringbuf_reserve(vm::Run& run, uint64_t m, uint64_t size, uint64_t flags, uint64_t,
@@ -83,6 +88,7 @@ void add_output_helpers(vm::HelperTable& t) {
   set_helper(t, BPF_FUNC_ringbuf_reserve, "bpf_ringbuf_reserve", ringbuf_reserve);
   set_helper(t, BPF_FUNC_ringbuf_submit, "bpf_ringbuf_submit", ringbuf_submit);
   set_helper(t, BPF_FUNC_ringbuf_discard, "bpf_ringbuf_discard", ringbuf_discard);
+  set_helper(t, BPF_FUNC_ringbuf_query, "bpf_ringbuf_query", ringbuf_query);
 }
 
 }  // namespace knod::xdp

@@ -537,6 +537,21 @@ std::vector<DiffCase> cases() {
   add("fib_flags", [] { return fib(64, AF_INET, 0x80); });
   add("ringbuf_output", [] { return ring(16, 0); });
   add("ringbuf_output_flags", [] { return ring(16, 4); });
+  // bpf_ringbuf_query after one 16-byte record: AVAIL_DATA 24 (8-byte header), RING_SIZE 4096,
+  // CONS_POS 0, PROD_POS 24, an unknown flag 0. Returned as a sum of distinct shifts.
+  add("ringbuf_query", [] {
+    Case c = ring(16, 0);
+    InsnVec& p = c.progs[0];
+    p.pop_back();  // exit
+    p << mov64_imm(6, 0);
+    for (int32_t flag : {0, 1, 2, 3, 9}) {
+      ld_map(p, 1, 0);
+      p << mov64_imm(2, flag) << call(BPF_FUNC_ringbuf_query) << alu64_imm(BPF_LSH, 0, 6 * flag)
+        << alu64_reg(BPF_ADD, 6, 0);
+    }
+    p << mov64_reg(0, 6) << exit_insn();
+    return c;
+  });
   return v;
 }
 

@@ -58,6 +58,12 @@ Parsed parse_def(Builder& b, const std::string& name, const btf_type* st) {
       *id = mt->type;
       return uint32_t(sz);
     };
+    // libbpf: __uint(key_size, N) and __type(key, T) (value likewise) must agree.
+    auto sized = [&](uint32_t had, uint32_t sz, const char* what) {
+      if (had && had != sz)
+        b.fail(fmt::format("map '{}': conflicting {} size {} != {}", name, what, had, sz));
+      return sz;
+    };
     if (f == "type") {
       p.def.type = int_field();
     } else if (f == "max_entries") {
@@ -65,15 +71,18 @@ Parsed parse_def(Builder& b, const std::string& name, const btf_type* st) {
     } else if (f == "map_flags") {
       p.def.map_flags = int_field();
     } else if (f == "key_size") {
-      p.def.key_size = int_field();
+      p.def.key_size = sized(p.def.key_size, int_field(), "key");
     } else if (f == "value_size") {
-      p.def.value_size = int_field();
-    } else if (f == "numa_node" || f == "pinning" || f == "map_extra") {
+      p.def.value_size = sized(p.def.value_size, int_field(), "value");
+    } else if (f == "pinning") {  // LIBBPF_PIN_NONE or LIBBPF_PIN_BY_NAME
+      if (uint32_t v = int_field(); v > 1)
+        b.fail(fmt::format("map '{}': invalid pinning value {}", name, v));
+    } else if (f == "numa_node" || f == "map_extra") {
       int_field();
     } else if (f == "key") {
-      p.def.key_size = type_field(&p.key_id);
+      p.def.key_size = sized(p.def.key_size, type_field(&p.key_id), "key");
     } else if (f == "value") {
-      p.def.value_size = type_field(&p.value_id);
+      p.def.value_size = sized(p.def.value_size, type_field(&p.value_id), "value");
     } else if (f == "values") {
       // `S *values[N]`: an array of pointers.
       if (!mt || !btf_is_array(mt)) b.fail(fmt::format("map '{}': 'values' is not an array", name));

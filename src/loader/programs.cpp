@@ -222,10 +222,14 @@ void collect_programs(Builder& b) {
   for (const ElfSection& sec : b.elf.sections()) {
     if (!sec.exec() || sec.size == 0 || sec.name == ".text") continue;
     std::vector<Func> progs;
-    for (const ElfSymbol& s : b.elf.symbols())
-      if (s.type() == STT_FUNC && s.sym.st_shndx == sec.index && s.bind() != STB_LOCAL)
-        progs.push_back(
-            {sec.index, uint32_t(s.sym.st_value / 8), uint32_t(s.sym.st_size / 8), s.name});
+    for (const ElfSymbol& s : b.elf.symbols()) {
+      if (s.type() != STT_FUNC || s.sym.st_shndx != sec.index) continue;
+      if (s.bind() == STB_LOCAL)  // libbpf's bpf_object__add_programs refuses it (-ENOTSUP)
+        b.fail(fmt::format("section '{}': program '{}' is static and not supported", sec.name,
+                           s.name));
+      progs.push_back(
+          {sec.index, uint32_t(s.sym.st_value / 8), uint32_t(s.sym.st_size / 8), s.name});
+    }
     if (progs.empty())  // objects without function symbols: the section is the program
       progs.push_back({sec.index, 0, uint32_t(sec.size / 8), sec.name});
     std::sort(progs.begin(), progs.end(),

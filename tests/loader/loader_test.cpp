@@ -314,3 +314,28 @@ TEST(Loader, RingbufSizeRoundedAsLibbpf) {
         << e.what();
   }
 }
+
+TEST(Loader, StaticProgramIsRefusedAsLibbpf) {
+  try {
+    load("static_prog.o");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("program 'p_static' is static and not supported"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// BTF map definitions libbpf refuses (parse_btf_map_def).
+TEST(Loader, BadBtfMapDefinitionsAreRefusedAsLibbpf) {
+  for (auto [obj, want] :
+       {std::pair{"bad_pinning.o", "map 'pinned': invalid pinning value 5"},
+        std::pair{"key_size_conflict.o", "map 'conflict': conflicting key size 8 != 4"}}) {
+    try {
+      load(obj);
+      ADD_FAILURE() << obj << ": expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}

@@ -44,6 +44,9 @@ constexpr uint32_t kHeadroom = 256, kStride = 16384, kBatchSize = 256;
 /// A packet too large for a batch slot (a reassembled datagram, up to kReasmMaxLen) goes
 /// alone in a slot of this size: headroom + packet + ESP tailroom.
 constexpr uint32_t kBigStride = kHeadroom + kReasmMaxLen + 128;
+/// Snapshot length of the -w output: libpcap's MAXIMUM_SNAPLEN, so that a frame of a
+/// kBigStride slot (a reassembled datagram up to 64 KiB plus its link header) is written whole.
+constexpr uint32_t kMaxSnaplen = 262144;
 
 struct Frame {
   std::vector<uint8_t> l2;  ///< link header as captured (Ethernet), rewritten ethertype
@@ -264,7 +267,7 @@ int run_ipsec(const std::string& xfrm, const std::string& in, const std::string&
   std::optional<knod::io::PcapWriter> writer;
   if (!out.empty()) {
     try {
-      writer.emplace(out, 65535, false, dlt);
+      writer.emplace(out, kMaxSnaplen, false, dlt);  // a reassembled 64 KiB datagram whole
     } catch (const knod::Error& e) {
       pcap_close(pin);
       throw knod::Error(fmt::format("ipsec: {}", e.what()));

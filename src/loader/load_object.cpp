@@ -57,7 +57,7 @@ uint32_t resolve_max_entries(const Builder& b, const MapSpec& s, const LoadOptio
   auto o = opts.max_entries.find(s.name);
   if (o != opts.max_entries.end()) return fit(o->second);
   if (s.def.max_entries) return fit(s.def.max_entries);
-  if (opts.default_max_entries) return opts.default_max_entries;
+  if (opts.default_max_entries) return fit(opts.default_max_entries);
   // libbpf sizes only this type itself (bpf_object__create_map); a CPUMAP of 0 entries is
   // refused by the kernel.
   if (s.def.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY) return ncpus;

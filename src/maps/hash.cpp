@@ -70,9 +70,10 @@ HashMap::HashMap(std::string name, MapDef def, uint32_t ncpus)
       lru_(is_lru(def.type)),
       ncpus_(percpu_ ? ncpus : 1),
       stride_(round_up8(def.value_size)),
-      // Spares for replacing values (htab->extra_elems): one per CPU, one for user space.
+      // Spares for replacing values (htab->extra_elems): one per CPU, one for user space. An
+      // LRU map replaces with a node of its own (prealloc_lru_pop), a per-CPU map in place.
       table_(def.key_size, elem_bytes(def, ncpus), def.max_entries, hash_fn,
-             percpu_ ? 0 : std::max(ncpus, 1u) + 1),
+             percpu_ || lru_ ? 0 : std::max(ncpus, 1u) + 1),
       lru_list_(lru_ ? table_.elements() : 0) {
   if (lru_) ref_.reset(new std::atomic<uint8_t>[table_.elements()]());
   if (percpu_) cpu_block_ = uint64_t(table_.elements()) * stride_;
@@ -159,13 +160,15 @@ long HashMap::do_update(const void* key, const void* value, uint64_t flags, uint
     if (!percpu_) n = lru_ ? std::exchange(fresh, kNil) : table_.alloc_spare();
     if (n == kNil) {
       store(e, value, cpu, false);
+      // __htab_lru_percpu_map_update_elem(): bpf_lru_node_set_ref(&l_old->lru_node).
+      if (lru_) ref_[e].store(1, std::memory_order_relaxed);
     } else {
       std::memcpy(table_.key_at(n), key, def().key_size);
       store(n, value, cpu, true);
       table_.link_head(b, n, h);
       table_.unlink(b, e);
-      if (lru_) {  // the kernel's new node (prealloc_lru_pop): inactive, not referenced
-        ref_[n].store(0, std::memory_order_relaxed);
+      if (lru_) {  // htab_lru_map_update_elem(): bpf_lru_node_set_ref(&l_new->lru_node)
+        ref_[n].store(1, std::memory_order_relaxed);
         lru_list_.remove(e);
         lru_list_.add(n);
         fresh = e;  // freed below

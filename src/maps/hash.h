@@ -6,8 +6,10 @@
 // Replacing a HASH/LRU_HASH element moves it to the head of its bucket (the kernel links a
 // new element at the head); PERCPU variants update in place (as the kernel does).
 //
-// LRU: when all max_entries are in use, inserting a new key evicts instead of failing, in the
-// order of the kernel's common LRU: active and inactive lists and a reference byte set by
+// LRU: when all max_entries are in use, an update evicts instead of failing, in the order of
+// the kernel's common LRU (htab_lru_map_update_elem takes its node before it looks at the key
+// or the flags, so a replacing or failing update evicts too; the per-CPU LRU map not for
+// BPF_EXIST): active and inactive lists and a reference byte set by
 // lookups (maps/lru_list.h). The kernel also keeps per-CPU free and pending lists and moves
 // nodes in batches, so *which* cold key is evicted can differ; what holds in both: the map
 // never exceeds max_entries, the inserted key is present, and a key looked up between

@@ -55,9 +55,9 @@ class Map {
   virtual uint32_t user_value_size() const { return def_.value_size; }
   /// Copy out a value (all CPUs for per-CPU maps). 0 or -ENOENT.
   virtual long user_lookup(const void* key, void* value) = 0;
-  /// Store a value (all CPUs for per-CPU maps). Same errors as update(), except that
-  /// BPF_F_LOCK on a value without a bpf_spin_lock is -EINVAL before any other check (the
-  /// syscall's map_update_elem, where a program's update checks the index and flags first).
+  /// Store a value (all CPUs for per-CPU maps). Same errors as update(); HASH and ARRAY maps
+  /// check BPF_F_LOCK on a value without a bpf_spin_lock first (-EINVAL, the syscall's
+  /// map_update_elem, where a program's update checks the index and flags first).
   virtual long user_update(const void* key, const void* value, uint64_t flags) = 0;
   /// BPF_MAP_GET_NEXT_KEY: key == nullptr gives the first key. 0 or -ENOENT at the end.
   virtual long get_next_key(const void* key, void* next_key) = 0;

@@ -81,7 +81,9 @@ long RingBuf::output(const void* data, uint64_t size, uint64_t flags) {
 }
 
 uint64_t RingBuf::query(uint64_t flags) const {
-  uint64_t prod = producer_pos_.load(), cons = consumer_pos_.load();
+  // The consumer first, as the kernel's ringbuf_avail_data_sz: a drain in between can only
+  // make `prod - cons` smaller, never wrap it.
+  const uint64_t cons = consumer_pos_.load(), prod = producer_pos_.load();
   switch (flags) {
     case BPF_RB_AVAIL_DATA:
       return prod - cons;

@@ -5,32 +5,42 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include "maps/map.h"
 
 namespace knod::maps {
 
-/// Tries before value_lock() gives up. The kernel's verifier pairs every bpf_spin_lock with an
-/// unlock and forbids direct stores to the word; knod cannot prove either, so a word left
-/// non-zero makes value_lock() fail (about 0.1 s of spinning) instead of hanging the run.
-constexpr uint32_t kSpinLockTries = uint32_t(1) << 22;
+/// How long value_lock() waits before it gives up. The kernel's verifier pairs every
+/// bpf_spin_lock with an unlock and forbids direct stores to the word; knod cannot prove
+/// either, so a word left non-zero makes value_lock() fail instead of hanging the run. A
+/// holder that user space preempts (the kernel's cannot be) is back well within a second.
+constexpr std::chrono::milliseconds kSpinLockLimit{1000};
 
-/// Takes the lock word at `word` (4-byte aligned): false when it stayed held kSpinLockTries
-/// tries.
+/// Takes the lock word at `word` (4-byte aligned): spins, then yields the CPU between tries;
+/// false when it stayed held kSpinLockLimit.
 inline bool value_lock(uint32_t* word) {
   std::atomic_ref<uint32_t> v(*word);
-  for (uint32_t i = 0; i < kSpinLockTries; ++i) {
+  auto try_once = [&] {
     uint32_t expected = 0;
-    if (v.load(std::memory_order_relaxed) == 0 &&
-        v.compare_exchange_weak(expected, 1, std::memory_order_acquire))
-      return true;
+    return v.load(std::memory_order_relaxed) == 0 &&
+           v.compare_exchange_weak(expected, 1, std::memory_order_acquire);
+  };
+  for (int i = 0; i < 1024; ++i) {
+    if (try_once()) return true;
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
   }
-  return false;
+  const auto until = std::chrono::steady_clock::now() + kSpinLockLimit;
+  for (uint32_t i = 0;; ++i) {
+    if (try_once()) return true;
+    std::this_thread::yield();
+    if (i % 64 == 63 && std::chrono::steady_clock::now() > until) return false;
+  }
 }
 
 inline void value_unlock(uint32_t* word) {

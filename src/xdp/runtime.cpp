@@ -86,9 +86,9 @@ Runtime::Runtime(const loader::Object& obj, const std::string& prog, Options opt
   // filters...) would read its ctx as xdp_md. Unknown sections (type 0) load as XDP.
   if (spec->prog_type != BPF_PROG_TYPE_XDP && spec->prog_type != BPF_PROG_TYPE_UNSPEC)
     throw Error(
-        fmt::format("program '{}' is in section '{}', not an XDP program (type {}): knod "
+        fmt::format("{}: program '{}' is in section '{}', not an XDP program (type {}): knod "
                     "runs XDP programs (SEC(\"xdp\"), \"xdp/...\", \"xdp.frags\")",
-                    spec->name, spec->section, spec->prog_type));
+                    obj.path, spec->name, spec->section, spec->prog_type));
   env_.maps = obj.maps;
   env_.helpers = &helpers();
   env_.gpl_compatible = obj.gpl_compatible();

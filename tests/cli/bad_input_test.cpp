@@ -165,7 +165,8 @@ TEST(BadObject, GplOnlyHelperWithoutGplLicense) {
 // A program libbpf types as another kind (SEC("tc"): sched_cls) is not run as XDP.
 TEST(BadObject, NotAnXdpProgram) {
   const std::string obj = std::string(KNOD_CLI_FIXTURES) + "/tc.o";
-  expect_one_line(run_obj(obj), 1, {"tc_len", "section 'tc'", "not an XDP program"});
+  expect_one_line(run_obj(obj), 1,
+                  {"tc.o: program 'tc_len'", "section 'tc'", "not an XDP program"});
   expect_one_line(knod("test-run " + obj + " -p tc_len --data-in " + kPing4), 1,
                   {"not an XDP program"});
 }

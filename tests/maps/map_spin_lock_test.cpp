@@ -50,6 +50,24 @@ TEST(SpinLockValue, UpdatesNeverCopyTheLockWord) {
   }
 }
 
+// The lock as the value's last 4 bytes: the copy stops before it.
+TEST(SpinLockValue, LockAtTheEndOfTheValue) {
+  struct Tail {
+    uint64_t x;
+    uint32_t cnt, lock;
+  };
+  MapDef d{BPF_MAP_TYPE_ARRAY, 4, sizeof(Tail), 1};
+  d.spin_lock_off = 12;
+  MapPtr a = create_map("a", d, 1);
+  const uint32_t k = 0;
+  Tail in{0x1122334455667788, 7, 1};
+  ASSERT_EQ(a->update(&k, &in, BPF_ANY, 0), 0);
+  auto* v = static_cast<Tail*>(a->lookup(&k, 0));
+  EXPECT_EQ(v->x, 0x1122334455667788u);
+  EXPECT_EQ(v->cnt, 7u);
+  EXPECT_EQ(v->lock, 0u);
+}
+
 TEST(SpinLockValue, FLockNeedsALock) {
   MapPtr h = create_map("h", MapDef{BPF_MAP_TYPE_HASH, 4, 16, 4}, 1);
   MapPtr a = create_map("a", MapDef{BPF_MAP_TYPE_ARRAY, 4, 16, 4}, 1);

@@ -410,6 +410,16 @@ std::vector<DiffCase> cases() {
           p << exit_insn();
         });
       });
+  // A replaced key's new node is referenced (htab_lru_map_update_elem: bpf_lru_node_set_ref),
+  // so the cold inserts after it evict the others first.
+  add("lru_replace_then_inserts", [] {
+    return map_ops(BPF_MAP_TYPE_LRU_HASH, [](InsnVec& p) {
+      for (int32_t k = 100; k < 103; ++k) update(p, k, k, BPF_ANY);  // 3 of 4: no eviction
+      update(p, 100, 0x37, BPF_ANY);
+      for (int32_t k = 103; k < 108; ++k) update(p, k, k, BPF_ANY);
+      p << exit_insn();
+    });
+  });
   add("array_update_errors", [] {
     return map_ops(BPF_MAP_TYPE_ARRAY, [](InsnVec& p) {
       update(p, 1, 100, BPF_ANY);

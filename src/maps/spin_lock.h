@@ -66,7 +66,7 @@ inline void init_value(const MapDef& def, void* dst, const void* src) {
 }
 
 /// copy_map_value_locked() (a BPF_F_LOCK update): the copy under the value's own lock.
-/// -EBUSY when the lock is never released (see kSpinLockTries); the kernel cannot fail here.
+/// -EBUSY when the lock is never released (see kSpinLockLimit); the kernel cannot fail here.
 inline long copy_value_locked(const MapDef& def, void* dst, const void* src) {
   auto* word = reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(dst) + def.spin_lock_off);
   if (!value_lock(word)) return -EBUSY;
